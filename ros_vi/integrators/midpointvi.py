@@ -1,0 +1,472 @@
+"""The midpoint variational integrator (trep's ``MidpointVI``).
+
+Discrete Lagrangian and forcing (dt = t2 - t1, qm = (q1 + q2)/2, v = (q2 - q1)/dt)::
+
+    Ld(q1, q2)  = dt L(qm, v)
+    f-(q1, q2)  = dt F(qm, v, u1, (t1 + t2)/2),      f+ = 0
+
+Step: given (t1, q1, p1) and (u1, k2) solve for the dynamic part of q2 and lambda1::
+
+    p1 + D1 Ld + f- - Dh(q1)^T lambda1 = 0
+    h(q2) = 0
+
+then ``p2 = D2 Ld``.  In terms of the Lagrangian's partials at (qm, v)::
+
+    D1 Ld = dt/2 L_q - L_v,   D2 Ld = dt/2 L_q + L_v
+
+Newton's method with the exact Jacobian solves the DEL; it stops when the 2-norm of the
+DEL residual is at most ``tolerance`` and every |h_i(q2)| is at most its constraint's
+tolerance (trep's rule), and p2 is computed at that final iterate.
+"""
+import numpy as np
+import scipy.linalg
+
+from .fast_step import FastStepper
+
+
+class ConvergenceError(Exception):
+    """The integrator's root solver did not converge (the state was left unchanged)."""
+
+
+def _vector(value, n, what):
+    arr = np.array(value, dtype=float).reshape(-1) if np.size(value) else np.zeros(0)
+    if arr.shape != (n,):
+        raise ValueError('%s must have %d entries, got %d' % (what, n, arr.size))
+    if not np.all(np.isfinite(arr)):
+        raise ValueError('%s has non-finite entries: %s' % (what, arr))
+    return arr
+
+
+class MidpointVI:
+    """Midpoint variational integrator for a :class:`System`.
+
+    Parameters
+    ----------
+    system : System
+    tolerance : float
+        Root-solver tolerance on the 2-norm of the DEL residual.
+    num_threads : ignored (kept for trep compatibility).
+
+    State: ``t1, q1 (nQ,), p1 (nQd,)`` (previous) and ``t2, q2, p2`` (current), ``u1 (nu,)``,
+    ``lambda1 (nc,)``; ``v2`` the kinematic velocity (q2_k - q1_k)/(t2 - t1).
+
+    Example
+    -------
+    >>> mvi = MidpointVI(system)
+    >>> mvi.initialize_from_state(0.0, [3 * np.pi / 4], [0.0])
+    >>> mvi.step(0.1, [0.0])      # returns the number of Newton iterations
+    """
+
+    def __init__(self, system, tolerance=1e-10, num_threads=None):
+        self._system = system
+        self.tolerance = float(tolerance)
+        system.add_structure_changed_func(self._structure_updated)
+        self._structure_updated()
+
+    def __repr__(self):
+        return '<MidpointVI t1=%f t2=%f nd=%d nk=%d nc=%d nu=%d>' % (
+            self.t1, self.t2, self.nd, self.nk, self.nc, self.nu)
+
+    def _structure_updated(self):
+        s = self._system
+        s._ensure_structure()
+        self._t1 = self._t2 = 0.0
+        self._q1 = np.zeros(s.nQ)
+        self._q2 = np.zeros(s.nQ)
+        self._p1 = np.zeros(s.nQd)
+        self._p2 = np.zeros(s.nQd)
+        self._u1 = np.zeros(s.nu)
+        self._lambda1 = np.zeros(s.nc)
+        self._history = []       # recent (t, q) pairs for the predictor
+        self._deriv1 = None
+        self._fast = FastStepper.for_system(s)
+
+    # ------------------------------------------------------------------ sizes and state
+    @property
+    def system(self):
+        return self._system
+
+    @property
+    def nq(self):
+        return self._system.nQ
+
+    @property
+    def nd(self):
+        return self._system.nQd
+
+    @property
+    def nk(self):
+        return self._system.nQk
+
+    @property
+    def nu(self):
+        return self._system.nu
+
+    @property
+    def nc(self):
+        return self._system.nc
+
+    def _state_prop(name, doc):
+        def getter(self):
+            return getattr(self, name).copy()
+
+        def setter(self, value):
+            arr = getattr(self, name)
+            setattr(self, name, _vector(value, arr.shape[0], name.strip('_')))
+            self._deriv1 = None
+            self._history = []
+        return property(getter, setter, doc=doc)
+
+    q1 = _state_prop('_q1', 'Previous configuration (nQ,).')
+    q2 = _state_prop('_q2', 'Current configuration (nQ,).')
+    p1 = _state_prop('_p1', 'Previous discrete momentum (nQd,).')
+    p2 = _state_prop('_p2', 'Current discrete momentum (nQd,).')
+    u1 = _state_prop('_u1', 'Input applied from t1 to t2 (nu,).')
+    lambda1 = _state_prop('_lambda1', 'Constraint forces from t1 to t2 (nc,).')
+    del _state_prop
+
+    @property
+    def t1(self):
+        return self._t1
+
+    @t1.setter
+    def t1(self, value):
+        self._t1 = float(value)
+        self._deriv1 = None
+
+    @property
+    def t2(self):
+        return self._t2
+
+    @t2.setter
+    def t2(self, value):
+        self._t2 = float(value)
+        self._deriv1 = None
+
+    @property
+    def v2(self):
+        """Kinematic velocity (nQk,) = (q2_k - q1_k)/(t2 - t1), or None when t2 == t1."""
+        if self._t2 == self._t1:
+            return None
+        nd = self.nd
+        return (self._q2[nd:] - self._q1[nd:]) / (self._t2 - self._t1)
+
+    # ------------------------------------------------------------------ initialisation
+    def initialize_from_state(self, t1, q1, p1, lambda1=None):
+        """Start from time t1 [s], configuration q1 (nQ,) and discrete momentum p1 (nQd,)."""
+        q1 = _vector(q1, self.nq, 'q1')
+        p1 = _vector(p1, self.nd, 'p1')
+        lam = np.zeros(self.nc) if lambda1 is None else _vector(lambda1, self.nc, 'lambda1')
+        self._t1 = self._t2 = float(t1)
+        self._q1, self._q2 = q1.copy(), q1.copy()
+        self._p1, self._p2 = p1.copy(), p1.copy()
+        self._lambda1 = lam
+        self._history = [(self._t2, self._q2.copy())]
+        self._deriv1 = None
+        self._system._set_arrays(q1, np.zeros(self.nq), t=self._t1)
+
+    def initialize_from_configs(self, t0, q0, t1, q1, lambda1=None):
+        """Start from two configurations: p1 = D2 Ld(q0, q1) (no force term)."""
+        q0 = _vector(q0, self.nq, 'q0')
+        q1 = _vector(q1, self.nq, 'q1')
+        t0, t1 = float(t0), float(t1)
+        if not t1 > t0:
+            raise ValueError('initialize_from_configs needs t1 > t0 (got %g, %g)' % (t0, t1))
+        self._t1, self._t2 = t0, t1
+        self._q1, self._q2 = q0, q1.copy()
+        self._lambda1 = (np.zeros(self.nc) if lambda1 is None
+                         else _vector(lambda1, self.nc, 'lambda1'))
+        self._p1 = np.zeros(self.nd)
+        self._p2 = self._D2Ld()
+        self._history = [(t0, q0.copy()), (t1, q1.copy())]
+        self._deriv1 = None
+
+    # ------------------------------------------------------------------ discrete mechanics
+    def _set_midpoint(self, q1, q2, t1, t2, u1):
+        dt = t2 - t1
+        self._system._set_arrays(0.5 * (q1 + q2), (q2 - q1) / dt, u1, 0.5 * (t1 + t2))
+
+    def _D2Ld(self):
+        """p2 = dt/2 L_q + L_v at the midpoint of (q1, q2) (leaves the system there)."""
+        s = self._system
+        self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
+        dt = self._t2 - self._t1
+        nd = self.nd
+        Lq, Lv, T, Vg = s._model.first_order(s._gvec, s._q, s._dq)
+        Lq = Lq - s._extras()['V_dq'] if s._general_potentials() else Lq
+        return (0.5 * dt * Lq + Lv)[:nd].copy()
+
+    def _residual(self, q2, lam):
+        """DEL residual (nd + nc,) at the trial q2, lambda1 (system left at the midpoint)."""
+        s = self._system
+        nd = self.nd
+        dt = self._t2 - self._t1
+        if self.nc:
+            s._set_arrays(q2, (q2 - self._q1) / dt, self._u1, self._t2)
+            h2 = s._constraint_values()
+        self._set_midpoint(self._q1, q2, self._t1, self._t2, self._u1)
+        Lq, Lv, T, Vg = s._model.first_order(s._gvec, s._q, s._dq)
+        e = s._extras()
+        r = self._p1 + (0.5 * dt * (Lq - e['V_dq']) - Lv + dt * e['F'])[:nd]
+        if self.nc:
+            r = r - self._Dh1[:, :nd].T @ lam
+            return np.concatenate([r, h2])
+        return r
+
+    def _midpoint_partials(self):
+        """Second partials of Ld and f- at the current midpoint state, each (nd, nQ)::
+
+            J2 = d(D1 Ld + f-)/dq2,  J1 = d(D1 Ld + f-)/dq1,
+            P2 = d(D2 Ld)/dq2,       P1 = d(D2 Ld)/dq1,   Fu = d f-/du1 (nd, nu)
+        """
+        s = self._system
+        nd = self.nd
+        dt = self._t2 - self._t1
+        Lq, Lv, M, Lvq, Lqq, T, Vg = s._terms()
+        e = s._extras()
+        Lqq = Lqq - e['V_dqdq']
+        Lqv = Lvq.T
+        A = 0.25 * dt * Lqq
+        J2 = A + 0.5 * (Lqv - Lvq) - M / dt + 0.5 * dt * e['F_dq'] + e['F_ddq']
+        J1 = A - 0.5 * (Lqv + Lvq) + M / dt + 0.5 * dt * e['F_dq'] - e['F_ddq']
+        P2 = A + 0.5 * (Lqv + Lvq) + M / dt
+        P1 = A - 0.5 * Lqv + 0.5 * Lvq - M / dt
+        return J2[:nd], J1[:nd], P2[:nd], P1[:nd], dt * e['F_du'][:nd]
+
+    def _constraint_jacobian_at(self, q):
+        s = self._system
+        s._set_arrays(q, np.zeros(self.nq))
+        return s.constraint_jacobian()
+
+    def _predict(self, t2):
+        """Initial guess for q2: polynomial extrapolation of equally spaced history."""
+        hist = self._history
+        dt = t2 - self._t2
+        n = 0
+        for j in range(len(hist) - 1, 0, -1):
+            step = hist[j][0] - hist[j - 1][0]
+            if abs(step - dt) > 1e-12 * max(1.0, abs(dt)):
+                break
+            n += 1
+            if n == 4:
+                break
+        coeffs = {0: (1,), 1: (2, -1), 2: (3, -3, 1), 3: (4, -6, 4, -1),
+                  4: (5, -10, 10, -5, 1)}[n]
+        if n < 2 and self.nd and not self.nc:
+            # momentum-based first guess: q2 ~ q1 + dt M^-1 p1
+            s = self._system
+            s._set_arrays(self._q2, np.zeros(self.nq))
+            M = s._terms()[2][:self.nd, :self.nd]
+            guess = self._q2.copy()
+            try:
+                guess[:self.nd] += dt * np.linalg.solve(M, self._p2)
+                return guess
+            except np.linalg.LinAlgError:
+                pass
+        guess = np.zeros(self.nq)
+        for c, (_, q) in zip(coeffs, reversed(hist[-len(coeffs):])):
+            guess += c * q
+        return guess
+
+    def step(self, t2, u1=(), k2=(), max_iterations=200, lambda1_hint=None, q2_hint=None):
+        """Advance to time t2 [s] with input u1 (nu,) and kinematic configs k2 (nQk,).
+
+        The current state becomes the previous one; the new (q2, p2, lambda1) solve the
+        DEL.  Returns the number of Newton iterations.  Raises ``ConvergenceError`` (and
+        leaves the integrator's state unchanged) if the root solver fails, ``ValueError``
+        for wrong sizes or non-finite values.
+        """
+        t2 = float(t2)
+        u1 = _vector(u1, self.nu, 'u1')
+        k2 = _vector(k2, self.nk, 'k2')
+        if not t2 > self._t2:
+            raise ValueError('step: t2 = %r must be later than the current time %r'
+                             % (t2, self._t2))
+        saved = (self._t1, self._t2, self._q1, self._q2, self._p1, self._p2, self._u1,
+                 self._lambda1, list(self._history))
+        nd = self.nd
+        if q2_hint is not None:
+            guess = _vector(q2_hint, self.nq, 'q2_hint').copy()
+        else:
+            guess = self._predict(t2)
+        guess[nd:] = k2
+        lam = (self._lambda1.copy() if lambda1_hint is None
+               else _vector(lambda1_hint, self.nc, 'lambda1_hint'))
+        self._t1, self._q1, self._p1 = self._t2, self._q2, self._p2
+        self._t2, self._u1 = t2, u1
+        self._deriv1 = None
+        try:
+            if self._fast is not None:
+                q2, p2, iterations = self._fast.solve(self, guess, max_iterations)
+                lam = np.zeros(0)
+            else:
+                q2, lam, iterations = self._solve_general(guess, lam, max_iterations)
+                p2 = None
+        except ConvergenceError:
+            (self._t1, self._t2, self._q1, self._q2, self._p1, self._p2, self._u1,
+             self._lambda1, self._history) = saved
+            raise
+        except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
+            (self._t1, self._t2, self._q1, self._q2, self._p1, self._p2, self._u1,
+             self._lambda1, self._history) = saved
+            raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc
+        self._q2, self._lambda1 = q2, lam
+        self._p2 = self._D2Ld() if p2 is None else p2
+        if p2 is not None:
+            self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
+        self._history.append((t2, q2.copy()))
+        if len(self._history) > 5:
+            del self._history[0]
+        return iterations
+
+    def _solve_general(self, q2, lam, max_iterations):
+        nd, nc = self.nd, self.nc
+        self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
+        tols = np.array([c.tolerance for c in self._system.constraints])
+        iterations = 0
+        while True:
+            r = self._residual(q2, lam)
+            if not np.all(np.isfinite(r)):
+                raise ConvergenceError('the DEL residual became non-finite at iteration %d '
+                                       '(q2 = %s)' % (iterations, q2))
+            if np.linalg.norm(r[:nd]) <= self.tolerance and np.all(np.abs(r[nd:]) <= tols):
+                return q2, lam, iterations
+            if iterations >= max_iterations:
+                raise ConvergenceError('failed to converge after %d iterations '
+                                       '(|DEL| = %.3g)' % (iterations, np.linalg.norm(r)))
+            J2 = self._midpoint_partials()[0]
+            A = np.zeros((nd + nc, nd + nc))
+            A[:nd, :nd] = J2[:, :nd]
+            if nc:
+                Dh2 = self._constraint_jacobian_at(q2)
+                A[:nd, nd:] = -self._Dh1[:, :nd].T
+                A[nd:, :nd] = Dh2[:, :nd]
+            delta = scipy.linalg.solve(A, r, check_finite=False)
+            q2 = q2.copy()
+            q2[:nd] -= delta[:nd]
+            lam = lam - delta[nd:]
+            iterations += 1
+
+    def calc_f(self):
+        """The DEL residual (nQd + nc,) at the current states (zero for a solved step)."""
+        nc = self.nc
+        self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
+        return self._residual(self._q2, self._lambda1)
+
+    # ------------------------------------------------------------------ first derivatives
+    def _calc_deriv1(self):
+        if self._deriv1 is not None:
+            return self._deriv1
+        s = self._system
+        nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
+        Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, nq))
+        H1 = (s._constraint_hessians() if nc else np.zeros((0, nq, nq)))
+        Dh2 = self._constraint_jacobian_at(self._q2) if nc else np.zeros((0, nq))
+        self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
+        J2, J1, P2, P1, Fu = self._midpoint_partials()
+        A = np.zeros((nd + nc, nd + nc))
+        A[:nd, :nd] = J2[:, :nd]
+        A[:nd, nd:] = -Dh1[:, :nd].T
+        A[nd:, :nd] = Dh2[:, :nd]
+        lu = scipy.linalg.lu_factor(A)
+
+        def solve(top, bottom):
+            rhs = np.vstack([top, bottom])
+            return -scipy.linalg.lu_solve(lu, rhs)
+
+        E_q1 = J1 - np.einsum('c,cij->ij', self._lambda1, H1)[:nd] if nc else J1
+        z_q1 = solve(E_q1, np.zeros((nc, nq)))
+        z_p1 = solve(np.eye(nd), np.zeros((nc, nd)))
+        z_u1 = solve(Fu, np.zeros((nc, nu)))
+        z_k2 = solve(J2[:, nd:], Dh2[:, nd:])
+        d = {'q2_dq1': z_q1[:nd], 'q2_dp1': z_p1[:nd], 'q2_du1': z_u1[:nd],
+             'q2_dk2': z_k2[:nd], 'l1_dq1': z_q1[nd:], 'l1_dp1': z_p1[nd:],
+             'l1_du1': z_u1[nd:], 'l1_dk2': z_k2[nd:]}
+        P2d = P2[:, :nd]
+        d['p2_dq1'] = P2d @ d['q2_dq1'] + P1
+        d['p2_dp1'] = P2d @ d['q2_dp1']
+        d['p2_du1'] = P2d @ d['q2_du1']
+        d['p2_dk2'] = P2d @ d['q2_dk2'] + P2[:, nd:]
+        self._deriv1 = d
+        return d
+
+    def _pick(self, key, row, col, row_kind, col_kind):
+        arr = self._calc_deriv1()[key]
+        s = self._system
+
+        def index(ident, kind):
+            if ident is None:
+                return None
+            if kind == 'dyn':
+                c = s.get_config(ident)
+                if c.kinematic:
+                    raise ValueError('%r is kinematic: only dynamic configs index this '
+                                     'dimension' % c.name)
+                return c.index
+            if kind == 'config':
+                return s.get_config(ident).index
+            if kind == 'kin':
+                c = s.get_config(ident)
+                if not c.kinematic:
+                    raise ValueError('%r is not a kinematic config' % c.name)
+                return c.k_index
+            if kind == 'input':
+                return s.get_input(ident).index
+            return s.get_constraint(ident).index
+
+        i, j = index(row, row_kind), index(col, col_kind)
+        if i is not None and j is not None:
+            return float(arr[i, j])
+        if i is not None:
+            return arr[i].copy()
+        if j is not None:
+            return arr[:, j].copy()
+        return arr.copy()
+
+    def q2_dq1(self, q=None, q1=None):
+        """dq2/dq1, (nQd, nQ) indexed [output, input]."""
+        return self._pick('q2_dq1', q, q1, 'dyn', 'config')
+
+    def q2_dp1(self, q=None, p1=None):
+        """dq2/dp1, (nQd, nQd)."""
+        return self._pick('q2_dp1', q, p1, 'dyn', 'dyn')
+
+    def q2_du1(self, q=None, u1=None):
+        """dq2/du1, (nQd, nu)."""
+        return self._pick('q2_du1', q, u1, 'dyn', 'input')
+
+    def q2_dk2(self, q=None, k2=None):
+        """dq2/dk2, (nQd, nQk)."""
+        return self._pick('q2_dk2', q, k2, 'dyn', 'kin')
+
+    def p2_dq1(self, p=None, q1=None):
+        """dp2/dq1, (nQd, nQ)."""
+        return self._pick('p2_dq1', p, q1, 'dyn', 'config')
+
+    def p2_dp1(self, p=None, p1=None):
+        """dp2/dp1, (nQd, nQd)."""
+        return self._pick('p2_dp1', p, p1, 'dyn', 'dyn')
+
+    def p2_du1(self, p=None, u1=None):
+        """dp2/du1, (nQd, nu)."""
+        return self._pick('p2_du1', p, u1, 'dyn', 'input')
+
+    def p2_dk2(self, p=None, k2=None):
+        """dp2/dk2, (nQd, nQk)."""
+        return self._pick('p2_dk2', p, k2, 'dyn', 'kin')
+
+    def lambda1_dq1(self, constraint=None, q1=None):
+        """dlambda1/dq1, (nc, nQ)."""
+        return self._pick('l1_dq1', constraint, q1, 'constraint', 'config')
+
+    def lambda1_dp1(self, constraint=None, p1=None):
+        """dlambda1/dp1, (nc, nQd)."""
+        return self._pick('l1_dp1', constraint, p1, 'constraint', 'dyn')
+
+    def lambda1_du1(self, constraint=None, u1=None):
+        """dlambda1/du1, (nc, nu)."""
+        return self._pick('l1_du1', constraint, u1, 'constraint', 'input')
+
+    def lambda1_dk2(self, constraint=None, k2=None):
+        """dlambda1/dk2, (nc, nQk)."""
+        return self._pick('l1_dk2', constraint, k2, 'constraint', 'kin')

@@ -1,0 +1,3 @@
+"""Built-in holonomic constraints (trep.constraints)."""
+
+__all__ = []

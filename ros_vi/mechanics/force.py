@@ -1,0 +1,155 @@
+"""Force: base class for non-conservative generalized forces (trep's ``Force``)."""
+import numpy as np
+
+from ._derivcheck import abstract, check
+from .config import Input
+
+
+class Force:
+    """A generalized force F(q, dq, u, t) on the configs (derive from it).
+
+    Subclasses implement ``f(q)`` (the force on config ``q``) and its derivatives
+    ``f_dq(q, q1)``, ``f_ddq(q, dq1)``, ``f_du(q, u1)`` and the second derivatives
+    ``f_dqdq``, ``f_ddqdq``, ``f_ddqddq``, ``f_dudq``, ``f_duddq``, ``f_dudu``.
+    The integrator uses the whole-array forms ``_f_vector()`` (nQ,), ``_f_dq_matrix()``,
+    ``_f_ddq_matrix()`` (nQ, nQ) and ``_f_du_matrix()`` (nQ, nu), indexed [output, input].
+    """
+
+    def __init__(self, system, name=None):
+        self._system = system
+        self.name = name
+        system._add_force(self)
+
+    def __repr__(self):
+        return '<%s %r>' % (type(self).__name__, self.name)
+
+    @property
+    def system(self):
+        """The :class:`System` that owns this force (read only)."""
+        return self._system
+
+    def _structure_updated(self):
+        """Hook called after the system's structure changes."""
+
+    def _create_input(self, name=None):
+        """Create an :class:`Input` owned by this force."""
+        return Input(self._system, name=name, force=self)
+
+    def f(self, q):
+        """Generalized force on config ``q`` [N or N m]."""
+        raise abstract(self, 'f')
+
+    def f_dq(self, q, q1):
+        raise abstract(self, 'f_dq')
+
+    def f_ddq(self, q, dq1):
+        raise abstract(self, 'f_ddq')
+
+    def f_du(self, q, u1):
+        raise abstract(self, 'f_du')
+
+    def f_dqdq(self, q, q1, q2):
+        raise abstract(self, 'f_dqdq')
+
+    def f_ddqdq(self, q, dq1, q2):
+        raise abstract(self, 'f_ddqdq')
+
+    def f_ddqddq(self, q, dq1, dq2):
+        raise abstract(self, 'f_ddqddq')
+
+    def f_dudq(self, q, u1, q2):
+        raise abstract(self, 'f_dudq')
+
+    def f_duddq(self, q, u1, dq2):
+        raise abstract(self, 'f_duddq')
+
+    def f_dudu(self, q, u1, u2):
+        raise abstract(self, 'f_dudu')
+
+    # whole-array forms
+    def _f_vector(self):
+        return np.array([self.f(c) for c in self._system.configs], dtype=float)
+
+    def _matrix(self, method, cols):
+        configs = self._system.configs
+        return np.array([[method(a, b) for b in cols] for a in configs],
+                        dtype=float).reshape(len(configs), len(cols))
+
+    def _f_dq_matrix(self):
+        return self._matrix(self.f_dq, self._system.configs)
+
+    def _f_ddq_matrix(self):
+        return self._matrix(self.f_ddq, self._system.configs)
+
+    def _f_du_matrix(self):
+        return self._matrix(self.f_du, self._system.inputs)
+
+    # derivative checks
+    def _all(self, method, *args):
+        return [method(c, *args) for c in self._system.configs]
+
+    def validate_f_dq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        s = self._system
+        return check(s, '_q', lambda: self._all(self.f), lambda q1: self._all(self.f_dq, q1),
+                     s.configs, delta, tolerance, verbose, '%r.f_dq' % self)
+
+    def validate_f_ddq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        s = self._system
+        return check(s, '_dq', lambda: self._all(self.f), lambda d1: self._all(self.f_ddq, d1),
+                     s.configs, delta, tolerance, verbose, '%r.f_ddq' % self)
+
+    def validate_f_du(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        s = self._system
+        return check(s, '_u', lambda: self._all(self.f), lambda u1: self._all(self.f_du, u1),
+                     s.inputs, delta, tolerance, verbose, '%r.f_du' % self)
+
+    def _validate2(self, attr, items_outer, items_inner, lower, exact, delta, tolerance,
+                   verbose, label):
+        s = self._system
+        ok = True
+        for a in items_outer:
+            ok &= check(s, attr, lambda: self._all(lower, a),
+                        lambda b: self._all(exact, a, b), items_inner, delta, tolerance,
+                        verbose, '%r.%s' % (self, label))
+        return ok
+
+    def validate_f_dqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        c = self._system.configs
+        return self._validate2('_q', c, c, self.f_dq, self.f_dqdq, delta, tolerance,
+                               verbose, 'f_dqdq')
+
+    def validate_f_ddqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        c = self._system.configs
+        return self._validate2('_q', c, c, self.f_ddq, self.f_ddqdq, delta, tolerance,
+                               verbose, 'f_ddqdq')
+
+    def validate_f_ddqddq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        c = self._system.configs
+        return self._validate2('_dq', c, c, self.f_ddq, self.f_ddqddq, delta, tolerance,
+                               verbose, 'f_ddqddq')
+
+    def validate_f_dudq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        s = self._system
+        return self._validate2('_q', s.inputs, s.configs, self.f_du, self.f_dudq, delta,
+                               tolerance, verbose, 'f_dudq')
+
+    def validate_f_duddq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        s = self._system
+        return self._validate2('_dq', s.inputs, s.configs, self.f_du, self.f_duddq, delta,
+                               tolerance, verbose, 'f_duddq')
+
+    def validate_f_dudu(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        s = self._system
+        return self._validate2('_u', s.inputs, s.inputs, self.f_du, self.f_dudu, delta,
+                               tolerance, verbose, 'f_dudu')
+
+    # trep's documented names for the same checks
+    validate_h_dq = validate_f_dq
+    validate_h_ddq = validate_f_ddq
+    validate_h_du = validate_f_du
+    validate_h_dqdq = validate_f_dqdq
+    validate_h_ddqdq = validate_f_ddqdq
+    validate_h_ddqddq = validate_f_ddqddq
+    validate_h_dudq = validate_f_dudq
+    validate_h_duddq = validate_f_duddq
+    validate_h_dudu = validate_f_dudu

@@ -1,0 +1,5 @@
+"""Built-in forces (trep.forces)."""
+from .damping import Damping
+from .configforce import ConfigForce
+
+__all__ = ['Damping', 'ConfigForce']

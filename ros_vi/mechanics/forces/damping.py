@@ -1,0 +1,98 @@
+"""Viscous damping on configs (trep's ``forces.Damping``)."""
+import numpy as np
+
+from ..force import Force
+
+
+class Damping(Force):
+    """``F_i = -c_i dq_i`` for every config, with a default coefficient and per-config ones.
+
+    Example: ``Damping(system, 0.1, {'theta': 1.0})`` [N s/m or N m s/rad].
+    """
+
+    def __init__(self, system, default=0.0, coefficients=None, name=None):
+        self._default = float(default)
+        self._coefficients = {}
+        self._c = np.zeros(0)
+        Force.__init__(self, system, name)
+        for key, value in (coefficients or {}).items():
+            self.set_damping_coefficient(key, value)
+        self._structure_updated()
+
+    @property
+    def default(self):
+        """Default damping coefficient."""
+        return self._default
+
+    @default.setter
+    def default(self, value):
+        self._default = float(value)
+        self._structure_updated()
+
+    def get_damping_coefficient(self, config):
+        """Coefficient of ``config`` (its own value or the default)."""
+        config = self._system.get_config(config)
+        return self._coefficients.get(id(config), (config, self._default))[1]
+
+    def set_damping_coefficient(self, config, coeff):
+        """Set the coefficient of ``config``; None restores the default."""
+        config = self._system.get_config(config)
+        if coeff is None:
+            self._coefficients.pop(id(config), None)
+        else:
+            self._coefficients[id(config)] = (config, float(coeff))
+        self._structure_updated()
+
+    def _structure_updated(self):
+        configs = self._system.configs
+        self._c = np.array([self.get_damping_coefficient(c) for c in configs], dtype=float)
+
+    def coefficient_vector(self):
+        """Damping coefficient of every config, (nQ,)."""
+        return self._c.copy()
+
+    def f(self, q):
+        i = self._system.get_config(q).index
+        return float(-self._c[i] * self._system._dq[i])
+
+    def f_dq(self, q, q1):
+        return 0.0
+
+    def f_ddq(self, q, dq1):
+        s = self._system
+        i, j = s.get_config(q).index, s.get_config(dq1).index
+        return float(-self._c[i]) if i == j else 0.0
+
+    def f_du(self, q, u1):
+        return 0.0
+
+    def f_dqdq(self, q, q1, q2):
+        return 0.0
+
+    def f_ddqdq(self, q, dq1, q2):
+        return 0.0
+
+    def f_ddqddq(self, q, dq1, dq2):
+        return 0.0
+
+    def f_dudq(self, q, u1, q2):
+        return 0.0
+
+    def f_duddq(self, q, u1, dq2):
+        return 0.0
+
+    def f_dudu(self, q, u1, u2):
+        return 0.0
+
+    def _f_vector(self):
+        return -self._c * self._system._dq
+
+    def _f_dq_matrix(self):
+        n = self._system.nQ
+        return np.zeros((n, n))
+
+    def _f_ddq_matrix(self):
+        return np.diag(-self._c)
+
+    def _f_du_matrix(self):
+        return np.zeros((self._system.nQ, self._system.nu))

@@ -1,0 +1,663 @@
+"""Coordinate frames: the tree that defines a mechanical system's geometry and masses.
+
+A frame's pose relative to its parent is one of six one-parameter transforms (rotation
+about / translation along the parent's x, y or z axis), parameterised by a constant or by a
+:class:`Config`, or a constant SE(3) transform.  Every pose derivative has a closed form:
+with ``S_j`` the world-frame twist of config ``j`` (``hat`` its 4x4 matrix)::
+
+    dg/dq_a          = S_a^ g                      (a drives an ancestor-or-self of the frame)
+    d2g/dq_a dq_b    = S_o^ S_m^ g                 (o the shallower, m the deeper of a, b)
+    d(g^-1)/dq_a...  = (-1)^n g^-1 S_m^ ... S_o^   (reverse order)
+
+and body-velocity derivatives follow by the product rule on ``vb = g^-1 dg/dt``.
+"""
+import itertools
+
+import numpy as np
+
+from .config import Config
+from .kernel import FIXED, ROT_X, ROT_Y, ROT_Z, TRANS_X, TRANS_Y, TRANS_Z
+
+WORLD = 'world'
+RX, RY, RZ = 'rx', 'ry', 'rz'
+TX, TY, TZ = 'tx', 'ty', 'tz'
+CONST_SE3 = 'const_se3'
+
+_KIND = {CONST_SE3: FIXED, WORLD: FIXED, RX: ROT_X, RY: ROT_Y, RZ: ROT_Z,
+         TX: TRANS_X, TY: TRANS_Y, TZ: TRANS_Z}
+_ONE_PARAM = (RX, RY, RZ, TX, TY, TZ)
+
+
+def hat(twist):
+    """4x4 matrix of a twist ``(wx, wy, wz, vx, vy, vz)``."""
+    w0, w1, w2, v0, v1, v2 = twist
+    return np.array([[0.0, -w2, w1, v0],
+                     [w2, 0.0, -w0, v1],
+                     [-w1, w0, 0.0, v2],
+                     [0.0, 0.0, 0.0, 0.0]])
+
+
+def _local_twist(transform):
+    """Unit twist of a one-parameter transform in the frame's own coordinates."""
+    xi = np.zeros(6)
+    k = _KIND[transform]
+    if ROT_X <= k <= ROT_Z:
+        xi[k - ROT_X] = 1.0
+    elif TRANS_X <= k <= TRANS_Z:
+        xi[3 + k - TRANS_X] = 1.0
+    return xi
+
+
+def _local_transform(transform, value):
+    g = np.eye(4)
+    k = _KIND[transform]
+    if ROT_X <= k <= ROT_Z:
+        a = k - ROT_X
+        b, d = (a + 1) % 3, (a + 2) % 3
+        c, s = np.cos(value), np.sin(value)
+        g[b, b], g[b, d], g[d, b], g[d, d] = c, -s, s, c
+    elif TRANS_X <= k <= TRANS_Z:
+        g[k - TRANS_X, 3] = value
+    return g
+
+
+def _inverse(g):
+    inv = np.eye(4)
+    R = g[:3, :3]
+    inv[:3, :3] = R.T
+    inv[:3, 3] = -R.T @ g[:3, 3]
+    return inv
+
+
+class _FrameDef:
+    """A frame definition for :meth:`Frame.import_frames` (see :func:`tx` ... :func:`const_se3`)."""
+
+    def __init__(self, transform, param, name=None, kinematic=False, mass=0.0):
+        self.transform = transform
+        self.param = param
+        self.name = name
+        self.kinematic = kinematic
+        self.mass = mass
+
+
+def tx(param, name=None, kinematic=False, mass=0.0):
+    """Translation along the parent's x axis by a constant [m] or a new config named ``param``."""
+    return _FrameDef(TX, param, name, kinematic, mass)
+
+
+def ty(param, name=None, kinematic=False, mass=0.0):
+    """Translation along the parent's y axis (see :func:`tx`)."""
+    return _FrameDef(TY, param, name, kinematic, mass)
+
+
+def tz(param, name=None, kinematic=False, mass=0.0):
+    """Translation along the parent's z axis (see :func:`tx`)."""
+    return _FrameDef(TZ, param, name, kinematic, mass)
+
+
+def rx(param, name=None, kinematic=False, mass=0.0):
+    """Rotation about the parent's x axis by a constant [rad] or a new config named ``param``."""
+    return _FrameDef(RX, param, name, kinematic, mass)
+
+
+def ry(param, name=None, kinematic=False, mass=0.0):
+    """Rotation about the parent's y axis (see :func:`rx`)."""
+    return _FrameDef(RY, param, name, kinematic, mass)
+
+
+def rz(param, name=None, kinematic=False, mass=0.0):
+    """Rotation about the parent's z axis (see :func:`rx`)."""
+    return _FrameDef(RZ, param, name, kinematic, mass)
+
+
+def const_se3(se3, name=None, kinematic=False, mass=0.0):
+    """Constant SE(3) transform from the parent, given as a 4x4 matrix."""
+    return _FrameDef(CONST_SE3, se3, name, kinematic, mass)
+
+
+def const_txyz(xyz, name=None, kinematic=False, mass=0.0):
+    """Constant translation by ``xyz`` [m] (a :func:`const_se3` with identity rotation)."""
+    g = np.eye(4)
+    g[:3, 3] = np.asarray(xyz, dtype=float).reshape(3)
+    return _FrameDef(CONST_SE3, g, name, kinematic, mass)
+
+
+def _check_se3(value, where):
+    g = np.array(value, dtype=float)
+    if g.shape != (4, 4):
+        raise ValueError('%s: a CONST_SE3 transform must be a 4x4 matrix, got shape %s'
+                         % (where, g.shape))
+    if not np.all(np.isfinite(g)):
+        raise ValueError('%s: CONST_SE3 transform has non-finite entries' % where)
+    R = g[:3, :3]
+    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or abs(np.linalg.det(R) - 1.0) > 1e-9
+            or np.abs(g[3] - [0, 0, 0, 1]).max() > 0):
+        raise ValueError('%s: CONST_SE3 transform is not a rigid transform '
+                         '(rotation must be orthonormal, last row [0, 0, 0, 1])' % where)
+    return g
+
+
+class Frame:
+    """A coordinate frame in a :class:`System`'s tree.
+
+    Parameters
+    ----------
+    parent : Frame
+        Parent frame (``system.world_frame`` for the first level).
+    transform : str
+        One of ``RX, RY, RZ, TX, TY, TZ, CONST_SE3``.
+    param : float, str or (4, 4) array
+        Constant value [rad or m], the name of a new :class:`Config` that drives the
+        transform, or the 4x4 matrix of a ``CONST_SE3`` frame.
+    name : str, optional
+    kinematic : bool
+        Make the new config kinematic.
+    mass : float or sequence
+        ``m`` or ``[m, Ixx, Iyy, Izz]``: mass [kg] at the frame origin and principal
+        moments of inertia [kg m^2] about the frame's own axes.
+
+    Example
+    -------
+    >>> import ros_vi as trep
+    >>> system = trep.System()
+    >>> arm = trep.Frame(system.world_frame, trep.RX, 'theta')
+    >>> bob = trep.Frame(arm, trep.TZ, -1.0, mass=4.0)
+    """
+
+    def __init__(self, parent, transform, param=None, name=None, kinematic=False, mass=0.0):
+        if transform == WORLD:
+            # Only System creates the world frame.
+            self._system = parent
+            self._parent = None
+        else:
+            if not isinstance(parent, Frame):
+                raise TypeError('Frame parent must be a Frame, got %r' % (parent,))
+            self._system = parent._system
+            self._parent = parent
+        if transform not in _KIND:
+            raise ValueError('unknown frame transform %r (expected one of %s)'
+                             % (transform, ', '.join(sorted(_KIND))))
+        self._transform = transform
+        self.name = name
+        self._children = []
+        self._config = None
+        self._value = 0.0
+        self._se3 = np.eye(4)
+        self._mass = 0.0
+        self._inertia = np.zeros((3, 3))
+        self._index = -1
+        where = 'frame %r' % (name,)
+        system = self._system
+        system.hold_structure_changes()
+        try:
+            if transform == CONST_SE3:
+                self._se3 = _check_se3(param, where)
+            elif transform != WORLD:
+                if isinstance(param, str):
+                    self._config = Config(system, name=param, kinematic=kinematic)
+                    self._config._frame = self
+                elif isinstance(param, Config):
+                    raise TypeError('%s: pass a config *name* to create its config' % where)
+                else:
+                    value = float(param)
+                    if not np.isfinite(value):
+                        raise ValueError('%s: transform value must be finite, got %r'
+                                         % (where, param))
+                    self._value = value
+            self._set_mass_value(mass)
+            if self._parent is not None:
+                self._parent._children.append(self)
+            system._add_frame(self)
+        finally:
+            system.resume_structure_changes()
+
+    def __repr__(self):
+        return '<Frame %r %s>' % (self.name, self._transform)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def system(self):
+        """The :class:`System` that owns this frame (read only)."""
+        return self._system
+
+    @property
+    def config(self):
+        """The :class:`Config` that drives this frame's transform, or None (read only)."""
+        return self._config
+
+    @property
+    def parent(self):
+        """Parent frame; None for the world frame (read only)."""
+        return self._parent
+
+    @property
+    def children(self):
+        """Child frames (read only tuple)."""
+        return tuple(self._children)
+
+    @property
+    def index(self):
+        """Position in ``System.frames``."""
+        self._system._ensure_structure()
+        return self._index
+
+    @property
+    def transform_type(self):
+        """One of ``WORLD, RX, RY, RZ, TX, TY, TZ, CONST_SE3`` (read only)."""
+        return self._transform
+
+    @property
+    def transform_value(self):
+        """The constant parameter, the config's current value, or the 4x4 CONST_SE3 matrix."""
+        if self._transform == CONST_SE3:
+            return self._se3.copy()
+        if self._config is not None:
+            return self._config.q
+        return self._value
+
+    @transform_value.setter
+    def transform_value(self, value):
+        if self._transform == CONST_SE3:
+            self._se3 = _check_se3(value, 'frame %r' % (self.name,))
+        elif self._config is not None:
+            self._config.q = value
+            return
+        else:
+            value = float(value)
+            if not np.isfinite(value):
+                raise ValueError('frame %r: transform value must be finite' % (self.name,))
+            self._value = value
+        self._system._geometry_changed()
+
+    def set_SE3(self, Rx=(1, 0, 0), Ry=(0, 1, 0), Rz=(0, 0, 1), p=(0, 0, 0)):
+        """Set a CONST_SE3 frame's transform from its axes (columns of R) and origin."""
+        if self._transform != CONST_SE3:
+            raise TypeError('set_SE3 only applies to CONST_SE3 frames (frame %r is %s)'
+                            % (self.name, self._transform))
+        g = np.eye(4)
+        g[:3, 0], g[:3, 1], g[:3, 2], g[:3, 3] = Rx, Ry, Rz, p
+        self.transform_value = g
+
+    def uses_config(self, q):
+        """True if this frame's pose depends on config ``q`` (identifier or object)."""
+        config = self._system.get_config(q)
+        frame = config._frame
+        node = self
+        while node is not None:
+            if node is frame:
+                return True
+            node = node._parent
+        return False
+
+    def flatten_tree(self):
+        """This frame and all its descendants (depth first, creation order)."""
+        out = [self]
+        for child in self._children:
+            out.extend(child.flatten_tree())
+        return out
+
+    def tree_view(self, indent=0):
+        """A text drawing of this frame and its descendants."""
+        if self._transform == CONST_SE3:
+            param = 'const_se3'
+        elif self._config is not None:
+            param = '%s(%r)' % (self._transform, self._config.name)
+        elif self._transform == WORLD:
+            param = 'world'
+        else:
+            param = '%s(%g)' % (self._transform, self._value)
+        extra = ''
+        if self._has_mass():
+            extra = ' mass=%g I=(%g, %g, %g)' % (self._mass, self.Ixx, self.Iyy, self.Izz)
+        lines = ['%s<%s> %s%s' % (' ' * indent, self.name, param, extra)]
+        for child in self._children:
+            lines.append(child.tree_view(indent + 4))
+        return '\n'.join(lines)
+
+    def import_frames(self, children):
+        """Add a tree of frame definitions (``[tx(...), [children...], rx(...), ...]``)."""
+        system = self._system
+        system.hold_structure_changes()
+        try:
+            last = None
+            for item in children:
+                if isinstance(item, _FrameDef):
+                    last = Frame(self, item.transform, item.param, name=item.name,
+                                 kinematic=item.kinematic, mass=item.mass)
+                elif isinstance(item, (list, tuple)):
+                    if last is None:
+                        raise ValueError('import_frames: a list of children must follow a '
+                                         'frame definition')
+                    last.import_frames(item)
+                else:
+                    raise TypeError('import_frames: expected frame definitions (tx, rx, '
+                                    'const_se3, ...) or lists, got %r' % (item,))
+        finally:
+            system.resume_structure_changes()
+
+    def _export_def(self):
+        args = []
+        if self._transform == CONST_SE3:
+            args.append('np.array(%r)' % (self._se3.tolist(),))
+        elif self._config is not None:
+            args.append(repr(self._config.name))
+            if self._config.kinematic:
+                args.append('kinematic=True')
+        else:
+            args.append(repr(self._value))
+        if self.name is not None:
+            args.append('name=%r' % (self.name,))
+        if self._has_mass():
+            args.append('mass=%r' % ([self._mass, self.Ixx, self.Iyy, self.Izz],))
+        return '%s(%s)' % (self._transform, ', '.join(args))
+
+    def export_frames(self, tabs=0, tab_size=4):
+        """Python source (a frame definition list) that recreates this frame's children."""
+        pad = ' ' * (tabs * tab_size)
+        lines = []
+        for child in self._children:
+            if child._children:
+                lines.append('%s%s, [' % (pad, child._export_def()))
+                lines.append(child.export_frames(tabs + 1, tab_size))
+                lines.append('%s],' % pad)
+            else:
+                lines.append('%s%s,' % (pad, child._export_def()))
+        return '\n'.join(lines)
+
+    # ------------------------------------------------------------------ inertia
+    def _set_mass_value(self, mass):
+        if np.isscalar(mass):
+            values = [float(mass), 0.0, 0.0, 0.0]
+        else:
+            values = [float(v) for v in mass]
+            if len(values) != 4:
+                raise ValueError('frame %r: mass must be a number or [m, Ixx, Iyy, Izz]'
+                                 % (self.name,))
+        self.set_mass(*values)
+
+    def set_mass(self, mass, Ixx=0.0, Iyy=0.0, Izz=0.0):
+        """Set mass [kg] at the origin and principal inertias [kg m^2] about the frame axes."""
+        self.set_inertia(mass, np.diag([Ixx, Iyy, Izz]))
+
+    def set_inertia(self, mass, inertia):
+        """Set mass [kg] and a full symmetric 3x3 inertia [kg m^2] about the origin, frame axes.
+
+        (An extension of trep, used by the URDF importer for non-principal inertias.)
+        """
+        mass = float(mass)
+        inertia = np.array(inertia, dtype=float).reshape(3, 3)
+        if not (np.isfinite(mass) and np.all(np.isfinite(inertia))):
+            raise ValueError('frame %r: mass and inertia must be finite' % (self.name,))
+        if mass < 0:
+            raise ValueError('frame %r: negative mass %g' % (self.name, mass))
+        if np.abs(inertia - inertia.T).max() > 1e-12 * max(1.0, np.abs(inertia).max()):
+            raise ValueError('frame %r: inertia matrix is not symmetric' % (self.name,))
+        if np.linalg.eigvalsh(inertia).min() < -1e-12 * max(1.0, np.abs(inertia).max()):
+            raise ValueError('frame %r: inertia matrix is not positive semi-definite'
+                             % (self.name,))
+        self._mass = mass
+        self._inertia = 0.5 * (inertia + inertia.T)
+        self._system._structure_changed()
+
+    def _has_mass(self):
+        return self._mass != 0.0 or np.any(self._inertia != 0.0)
+
+    @property
+    def mass(self):
+        """Mass [kg] located at the frame origin."""
+        return self._mass
+
+    @mass.setter
+    def mass(self, value):
+        self.set_inertia(value, self._inertia)
+
+    @property
+    def Ixx(self):
+        """Moment of inertia about the frame's x axis [kg m^2]."""
+        return float(self._inertia[0, 0])
+
+    @Ixx.setter
+    def Ixx(self, value):
+        inertia = self._inertia.copy()
+        inertia[0, 0] = value
+        self.set_inertia(self._mass, inertia)
+
+    @property
+    def Iyy(self):
+        """Moment of inertia about the frame's y axis [kg m^2]."""
+        return float(self._inertia[1, 1])
+
+    @Iyy.setter
+    def Iyy(self, value):
+        inertia = self._inertia.copy()
+        inertia[1, 1] = value
+        self.set_inertia(self._mass, inertia)
+
+    @property
+    def Izz(self):
+        """Moment of inertia about the frame's z axis [kg m^2]."""
+        return float(self._inertia[2, 2])
+
+    @Izz.setter
+    def Izz(self, value):
+        inertia = self._inertia.copy()
+        inertia[2, 2] = value
+        self.set_inertia(self._mass, inertia)
+
+    @property
+    def inertia(self):
+        """Full (3, 3) inertia about the origin in frame axes [kg m^2] (copy)."""
+        return self._inertia.copy()
+
+    # ------------------------------------------------------------------ local transform
+    def _local_value(self):
+        return self._config.q if self._config is not None else self._value
+
+    def _xi_hat(self):
+        return hat(_local_twist(self._transform))
+
+    def lg(self):
+        """(4, 4) transform from the parent to this frame at the current configuration."""
+        if self._transform in (CONST_SE3,):
+            return self._se3.copy()
+        if self._transform == WORLD:
+            return np.eye(4)
+        return _local_transform(self._transform, self._local_value())
+
+    def _lg_d(self, n):
+        if self._config is None:
+            return np.zeros((4, 4))
+        return np.linalg.matrix_power(self._xi_hat(), n) @ self.lg()
+
+    def lg_dq(self):
+        """d lg / d q for this frame's own config (zero for fixed frames)."""
+        return self._lg_d(1)
+
+    def lg_dqdq(self):
+        """Second derivative of :meth:`lg`."""
+        return self._lg_d(2)
+
+    def lg_dqdqdq(self):
+        """Third derivative of :meth:`lg`."""
+        return self._lg_d(3)
+
+    def lg_dqdqdqdq(self):
+        """Fourth derivative of :meth:`lg`."""
+        return self._lg_d(4)
+
+    def lg_inv(self):
+        """(4, 4) transform from this frame to its parent."""
+        return _inverse(self.lg())
+
+    def _lg_inv_d(self, n):
+        if self._config is None:
+            return np.zeros((4, 4))
+        return np.linalg.matrix_power(-self._xi_hat(), n) @ self.lg_inv()
+
+    def lg_inv_dq(self):
+        """Derivative of :meth:`lg_inv`."""
+        return self._lg_inv_d(1)
+
+    def lg_inv_dqdq(self):
+        """Second derivative of :meth:`lg_inv`."""
+        return self._lg_inv_d(2)
+
+    def lg_inv_dqdqdq(self):
+        """Third derivative of :meth:`lg_inv`."""
+        return self._lg_inv_d(3)
+
+    def lg_inv_dqdqdqdq(self):
+        """Fourth derivative of :meth:`lg_inv`."""
+        return self._lg_inv_d(4)
+
+    def twist_hat(self):
+        """(4, 4) unit twist of this frame's own transform in its own coordinates."""
+        if self._config is None:
+            return np.zeros((4, 4))
+        return self._xi_hat()
+
+    # ------------------------------------------------------------------ global transform
+    def _kin(self):
+        return self._system._kinematics()
+
+    def g(self):
+        """(4, 4) world pose of this frame: maps frame coordinates to world coordinates."""
+        R, P, _ = self._kin()
+        i = self.index
+        g = np.eye(4)
+        g[:3, :3] = R[i]
+        g[:3, 3] = P[i]
+        return g
+
+    def _sorted_configs(self, configs):
+        """Config indices sorted shallow-to-deep, or None if any does not move this frame."""
+        system = self._system
+        idx = []
+        for c in configs:
+            ci = system.get_config(c).index
+            if not system._model.frame_anc[self.index, ci]:
+                return None
+            idx.append(ci)
+        depth = system._model.cdepth
+        return sorted(idx, key=lambda c: depth[c])
+
+    def _g_d(self, configs):
+        order = self._sorted_configs(configs)
+        if order is None:
+            return np.zeros((4, 4))
+        _, _, S = self._kin()
+        out = self.g()
+        for c in reversed(order):
+            out = hat(S[c]) @ out
+        return out
+
+    def _g_inv_d(self, configs):
+        order = self._sorted_configs(configs)
+        if order is None:
+            return np.zeros((4, 4))
+        _, _, S = self._kin()
+        out = self.g_inv()
+        for c in reversed(order):
+            out = out @ (-hat(S[c]))
+        return out
+
+    def g_dq(self, q1):
+        """d g / d q1, (4, 4)."""
+        return self._g_d((q1,))
+
+    def g_dqdq(self, q1, q2):
+        """d^2 g / d q1 d q2, (4, 4)."""
+        return self._g_d((q1, q2))
+
+    def g_dqdqdq(self, q1, q2, q3):
+        """Third derivative of :meth:`g`."""
+        return self._g_d((q1, q2, q3))
+
+    def g_dqdqdqdq(self, q1, q2, q3, q4):
+        """Fourth derivative of :meth:`g`."""
+        return self._g_d((q1, q2, q3, q4))
+
+    def g_inv(self):
+        """(4, 4) inverse world pose (world coordinates to frame coordinates)."""
+        return _inverse(self.g())
+
+    def g_inv_dq(self, q1):
+        """d g^-1 / d q1, (4, 4)."""
+        return self._g_inv_d((q1,))
+
+    def g_inv_dqdq(self, q1, q2):
+        """d^2 g^-1 / d q1 d q2, (4, 4)."""
+        return self._g_inv_d((q1, q2))
+
+    def p(self):
+        """World position of the origin, homogeneous (4,) = [x, y, z, 1] [m]."""
+        return self.g()[:, 3].copy()
+
+    def p_dq(self, q1):
+        """d p / d q1, homogeneous (4,) with last entry 0."""
+        return self._g_d((q1,))[:, 3].copy()
+
+    def p_dqdq(self, q1, q2):
+        """Second derivative of :meth:`p`, (4,)."""
+        return self._g_d((q1, q2))[:, 3].copy()
+
+    def p_dqdqdq(self, q1, q2, q3):
+        """Third derivative of :meth:`p`, (4,)."""
+        return self._g_d((q1, q2, q3))[:, 3].copy()
+
+    def p_dqdqdqdq(self, q1, q2, q3, q4):
+        """Fourth derivative of :meth:`p`, (4,)."""
+        return self._g_d((q1, q2, q3, q4))[:, 3].copy()
+
+    # ------------------------------------------------------------------ body velocity
+    def _vb_term(self, vel_config, q_configs):
+        """d^n (g^-1 dg/dq_c) / dq_{a1..an}: Leibniz over the split of the q-derivatives."""
+        n = len(q_configs)
+        out = np.zeros((4, 4))
+        for mask in itertools.product((0, 1), repeat=n):
+            left = [q for q, m in zip(q_configs, mask) if m == 0]
+            right = [q for q, m in zip(q_configs, mask) if m == 1]
+            out += self._g_inv_d(left) @ self._g_d(right + [vel_config])
+        return out
+
+    def _vb_d(self, q_configs):
+        system = self._system
+        out = np.zeros((4, 4))
+        i = self.index
+        dq = system._dq
+        for c in np.nonzero(system._model.frame_anc[i])[0]:
+            if dq[c] != 0.0:
+                out += dq[c] * self._vb_term(int(c), list(q_configs))
+        return out
+
+    def vb(self):
+        """(4, 4) body velocity g^-1 dg/dt (twist in this frame's coordinates)."""
+        return self._vb_d(())
+
+    def vb_dq(self, q1):
+        """d vb / d q1, (4, 4)."""
+        return self._vb_d((q1,))
+
+    def vb_dqdq(self, q1, q2):
+        """d^2 vb / d q1 d q2, (4, 4)."""
+        return self._vb_d((q1, q2))
+
+    def vb_dqdqdq(self, q1, q2, q3):
+        """Third q-derivative of :meth:`vb`, (4, 4)."""
+        return self._vb_d((q1, q2, q3))
+
+    def vb_ddq(self, dq1):
+        """d vb / d dq1 (derivative with respect to a velocity), (4, 4)."""
+        return self._vb_term(dq1, [])
+
+    def vb_ddqdq(self, dq1, q2):
+        """d^2 vb / d dq1 d q2, (4, 4)."""
+        return self._vb_term(dq1, [q2])
+
+    def vb_ddqdqdq(self, dq1, q2, q3):
+        """d^3 vb / d dq1 d q2 d q3, (4, 4)."""
+        return self._vb_term(dq1, [q2, q3])
+
+    def vb_ddqdqdqdq(self, dq1, q2, q3, q4):
+        """d^4 vb / d dq1 d q2 d q3 d q4, (4, 4)."""
+        return self._vb_term(dq1, [q2, q3, q4])

@@ -1,0 +1,76 @@
+"""Potential: base class for conservative forces (trep's ``Potential``)."""
+import numpy as np
+
+from ._derivcheck import abstract, check
+
+
+class Potential:
+    """A potential energy V(q) [J] in a :class:`System` (derive from it; never use it directly).
+
+    Subclasses implement ``V()``, ``V_dq(q1)``, ``V_dqdq(q1, q2)`` and ``V_dqdqdq(q1, q2, q3)``
+    at the system's current state.  The integrator uses the whole-vector forms
+    ``_V_dq_vector()`` (nQ,) and ``_V_dqdq_matrix()`` (nQ, nQ); built-in potentials override
+    them with vectorised code, user potentials get them from the per-config methods.
+    """
+
+    def __init__(self, system, name=None):
+        self._system = system
+        self.name = name
+        system._add_potential(self)
+
+    def __repr__(self):
+        return '<%s %r>' % (type(self).__name__, self.name)
+
+    @property
+    def system(self):
+        """The :class:`System` that owns this potential (read only)."""
+        return self._system
+
+    def _structure_updated(self):
+        """Hook called after the system's structure changes."""
+
+    def V(self):
+        """Potential energy [J] at the current configuration."""
+        raise abstract(self, 'V')
+
+    def V_dq(self, q1):
+        """dV/dq1."""
+        raise abstract(self, 'V_dq')
+
+    def V_dqdq(self, q1, q2):
+        """d^2V / dq1 dq2."""
+        raise abstract(self, 'V_dqdq')
+
+    def V_dqdqdq(self, q1, q2, q3):
+        """d^3V / dq1 dq2 dq3."""
+        raise abstract(self, 'V_dqdqdq')
+
+    def _V_dq_vector(self):
+        return np.array([self.V_dq(c) for c in self._system.configs], dtype=float)
+
+    def _V_dqdq_matrix(self):
+        configs = self._system.configs
+        return np.array([[self.V_dqdq(a, b) for b in configs] for a in configs],
+                        dtype=float).reshape(len(configs), len(configs))
+
+    def validate_V_dq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        """Check V_dq against central differences of V; True if all pass."""
+        s = self._system
+        return check(s, '_q', self.V, self.V_dq, s.configs, delta, tolerance, verbose,
+                     '%r.V_dq' % self)
+
+    def validate_V_dqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        """Check V_dqdq against central differences of V_dq."""
+        s = self._system
+        configs = s.configs
+        return check(s, '_q', lambda: [self.V_dq(c) for c in configs],
+                     lambda q2: [self.V_dqdq(c, q2) for c in configs], configs, delta,
+                     tolerance, verbose, '%r.V_dqdq' % self)
+
+    def validate_V_dqdqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
+        """Check V_dqdqdq against central differences of V_dqdq."""
+        s = self._system
+        configs = s.configs
+        return check(s, '_q', lambda: [[self.V_dqdq(a, b) for b in configs] for a in configs],
+                     lambda q3: [[self.V_dqdqdq(a, b, q3) for b in configs] for a in configs],
+                     configs, delta, tolerance, verbose, '%r.V_dqdqdq' % self)

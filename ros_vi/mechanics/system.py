@@ -1,0 +1,885 @@
+"""System: a mechanical system in generalized coordinates (trep's ``System``)."""
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+
+from .config import Config, Input
+from .frame import WORLD, Frame
+from .model import Model
+
+
+class _State:
+    """Results cached for one state of the System (dropped on any change)."""
+    __slots__ = ('kin', 'terms', 'first', 'extras', 'dyn', 'dyn1')
+
+    def __init__(self):
+        self.kin = None      # (R, P, S)
+        self.terms = None    # full kernel output (Lq, Lv, M, Lvq, Lqq, T, Vg)
+        self.first = None    # (Lq, Lv, T, Vg)
+        self.extras = None   # aggregated non-kernel potentials/forces
+        self.dyn = None      # (ddqd, lambda)
+        self.dyn1 = None     # first derivatives of the dynamics
+
+
+def _identify(identifier, kind, items, what):
+    """trep's lookup rule: index -> item, name -> item, object -> itself."""
+    if isinstance(identifier, kind):
+        return identifier
+    if isinstance(identifier, (bool, np.bool_)):
+        raise TypeError('%s identifier must be an index, a name or a %s, got %r'
+                        % (what, kind.__name__, identifier))
+    if isinstance(identifier, (int, np.integer)):
+        try:
+            return items[identifier]
+        except IndexError:
+            raise IndexError('%s index %d out of range (the system has %d)'
+                             % (what, identifier, len(items))) from None
+    if isinstance(identifier, str):
+        for item in items:
+            if item.name == identifier:
+                return item
+        names = [item.name for item in items if item.name is not None]
+        raise KeyError('no %s named %r (known: %s)' % (what, identifier, ', '.join(names)))
+    raise TypeError('%s identifier must be an index, a name or a %s, got %r'
+                    % (what, kind.__name__, identifier))
+
+
+class System:
+    """A mechanical system: frames, configs, inputs, potentials, forces and constraints.
+
+    The order of ``configs`` (``dyn_configs + kin_configs``), ``inputs`` and
+    ``constraints`` defines the order of every vector and matrix in ros_vi.
+
+    Example
+    -------
+    >>> import ros_vi as trep
+    >>> from ros_vi import rx, tz
+    >>> system = trep.System()
+    >>> system.import_frames([rx('theta'), [tz(-1.0, mass=1.0)]])
+    >>> g = trep.potentials.Gravity(system, (0, 0, -9.8))
+    >>> system.q = 0.5
+    >>> float(system.mass_matrix()[0, 0])
+    1.0
+    """
+
+    def __init__(self):
+        self._frames_list = []
+        self._configs_list = []
+        self._inputs_list = []
+        self._potentials = []
+        self._forces = []
+        self._constraints = []
+        self._structure_funcs = []
+        self._hold = 0
+        self._dirty = True
+        self._model = None
+        self._q = np.zeros(0)
+        self._dq = np.zeros(0)
+        self._ddq = np.zeros(0)
+        self._u = np.zeros(0)
+        self._t = 0.0
+        self._cache = _State()
+        self._hold = 1
+        self._world = Frame(self, WORLD, name='World')
+        self._hold = 0
+        self._update_structure()
+
+    # ------------------------------------------------------------------ structure
+    def _add_frame(self, frame):
+        self._frames_list.append(frame)
+        self._structure_changed()
+
+    def _add_config(self, config):
+        self._configs_list.append(config)
+        self._structure_changed()
+
+    def _add_input(self, inp):
+        self._inputs_list.append(inp)
+        self._structure_changed()
+
+    def _add_potential(self, potential):
+        self._potentials.append(potential)
+        self._structure_changed()
+
+    def _add_force(self, force):
+        self._forces.append(force)
+        self._structure_changed()
+
+    def _add_constraint(self, constraint):
+        self._constraints.append(constraint)
+        self._structure_changed()
+
+    def add_structure_changed_func(self, function):
+        """Call ``function()`` after every structure update."""
+        self._structure_funcs.append(function)
+
+    def hold_structure_changes(self):
+        """Defer structure updates until a matching :meth:`resume_structure_changes`."""
+        self._hold += 1
+
+    def resume_structure_changes(self):
+        """Undo one :meth:`hold_structure_changes`; update once the last hold is gone."""
+        if self._hold <= 0:
+            raise RuntimeError('resume_structure_changes without a matching hold')
+        self._hold -= 1
+        if self._hold == 0 and self._dirty:
+            self._update_structure()
+
+    def _structure_changed(self):
+        self._dirty = True
+        self._cache = _State()
+        if self._hold == 0:
+            self._update_structure()
+
+    def _geometry_changed(self):
+        """A constant transform changed: same structure, new numbers."""
+        if self._model is not None and not self._dirty:
+            self._model.update_constants(self._frames_list)
+        self._cache = _State()
+
+    def _ensure_structure(self):
+        if self._dirty:
+            if self._hold:
+                raise RuntimeError('the system structure is on hold '
+                                   '(call resume_structure_changes() first)')
+            self._update_structure()
+
+    def _update_structure(self):
+        self._dirty = False
+        old_q = {id(c): (c._index, ) for c in self._configs_list}
+        frames = self._world.flatten_tree()
+        self._frames_list = frames
+        dyn = [c for c in self._configs_list if not c._kinematic]
+        kin = [c for c in self._configs_list if c._kinematic]
+        configs = dyn + kin
+        # carry state values across the reordering
+        def carry(arr, n, items, index_of):
+            new = np.zeros(n)
+            for i, item in enumerate(items):
+                j = index_of(item)
+                if 0 <= j < arr.shape[0]:
+                    new[i] = arr[j]
+            return new
+        prev = {id(c): c._index for c in self._configs_list}
+        self._q = carry(self._q, len(configs), configs, lambda c: prev[id(c)])
+        self._dq = carry(self._dq, len(configs), configs, lambda c: prev[id(c)])
+        self._ddq = carry(self._ddq, len(configs), configs, lambda c: prev[id(c)])
+        prev_u = {id(u): u._index for u in self._inputs_list}
+        self._u = carry(self._u, len(self._inputs_list), self._inputs_list,
+                        lambda u: prev_u[id(u)])
+        del old_q
+        for i, c in enumerate(configs):
+            c._index = i
+            c._k_index = i - len(dyn) if c._kinematic else -1
+        for i, u in enumerate(self._inputs_list):
+            u._index = i
+        for i, f in enumerate(frames):
+            f._index = i
+        for i, con in enumerate(self._constraints):
+            con._index = i
+        self._configs_list = configs
+        self._dyn = tuple(dyn)
+        self._kin = tuple(kin)
+        self._model = Model(frames, configs)
+        self._cache = _State()
+        self._gvec = np.zeros(3)
+        for pot in self._potentials:
+            if getattr(pot, '_kernel_gravity', None) is not None:
+                self._gvec = self._gvec + pot._kernel_gravity
+        for func in list(self._structure_funcs):
+            func()
+        for obj in self._potentials + self._forces + self._constraints:
+            obj._structure_updated()
+
+    # ------------------------------------------------------------------ components
+    @property
+    def world_frame(self):
+        """The fixed root frame (read only)."""
+        return self._world
+
+    @property
+    def frames(self):
+        """All frames, depth first from the world frame (read only tuple)."""
+        self._ensure_structure()
+        return tuple(self._frames_list)
+
+    @property
+    def configs(self):
+        """All configs: ``dyn_configs + kin_configs`` (read only tuple)."""
+        self._ensure_structure()
+        return tuple(self._configs_list)
+
+    @property
+    def dyn_configs(self):
+        """Dynamic configs (read only tuple)."""
+        self._ensure_structure()
+        return self._dyn
+
+    @property
+    def kin_configs(self):
+        """Kinematic configs (read only tuple)."""
+        self._ensure_structure()
+        return self._kin
+
+    @property
+    def potentials(self):
+        return tuple(self._potentials)
+
+    @property
+    def forces(self):
+        return tuple(self._forces)
+
+    @property
+    def inputs(self):
+        self._ensure_structure()
+        return tuple(self._inputs_list)
+
+    @property
+    def constraints(self):
+        return tuple(self._constraints)
+
+    @property
+    def masses(self):
+        """Frames with non-zero mass or inertia (read only tuple)."""
+        return tuple(f for f in self.frames if f._has_mass())
+
+    @property
+    def nQ(self):
+        return len(self._configs_list)
+
+    @property
+    def nQd(self):
+        self._ensure_structure()
+        return len(self._dyn)
+
+    @property
+    def nQk(self):
+        self._ensure_structure()
+        return len(self._kin)
+
+    @property
+    def nu(self):
+        return len(self._inputs_list)
+
+    @property
+    def nc(self):
+        return len(self._constraints)
+
+    def get_frame(self, identifier):
+        """Frame by index, name or object (IndexError / KeyError / TypeError)."""
+        return _identify(identifier, Frame, self.frames, 'frame')
+
+    def get_config(self, identifier):
+        """Config by index, name or object (IndexError / KeyError / TypeError)."""
+        return _identify(identifier, Config, self.configs, 'config')
+
+    def get_input(self, identifier):
+        """Input by index, name or object (IndexError / KeyError / TypeError)."""
+        return _identify(identifier, Input, self.inputs, 'input')
+
+    def get_potential(self, identifier):
+        from .potential import Potential
+        return _identify(identifier, Potential, self.potentials, 'potential')
+
+    def get_force(self, identifier):
+        from .force import Force
+        return _identify(identifier, Force, self.forces, 'force')
+
+    def get_constraint(self, identifier):
+        from .constraint import Constraint
+        return _identify(identifier, Constraint, self.constraints, 'constraint')
+
+    def import_frames(self, children):
+        """Add a frame definition tree to the world frame (see :meth:`Frame.import_frames`)."""
+        self._world.import_frames(children)
+
+    def export_frames(self, system_name='system', frames_name='frames', tab_size=4):
+        """Python source that recreates this system's frames."""
+        body = self._world.export_frames(1, tab_size)
+        return ('import numpy as np\nfrom ros_vi import tx, ty, tz, rx, ry, rz, const_se3\n'
+                '%s = [\n%s\n]\n%s.import_frames(%s)\n'
+                % (frames_name, body, system_name, frames_name))
+
+    # ------------------------------------------------------------------ state
+    def _invalidate(self):
+        self._cache = _State()
+
+    def _set_component(self, attr, index, value, who):
+        value = float(value)
+        if not np.isfinite(value):
+            raise ValueError('%s: value must be finite, got %r' % (who.name, value))
+        getattr(self, attr)[index] = value
+        self._invalidate()
+
+    def _set_vector(self, attr, value, items, offset=0, what='q'):
+        arr = getattr(self, attr)
+        if isinstance(value, dict):
+            for key, v in value.items():
+                item = (self.get_input(key) if attr == '_u' else self.get_config(key))
+                i = item.index
+                if not (offset <= i < offset + len(items)) or items[i - offset] is not item:
+                    raise KeyError('%s is not one of the variables of %s' % (item.name, what))
+                v = float(v)
+                if not np.isfinite(v):
+                    raise ValueError('%s[%r] must be finite, got %r' % (what, item.name, v))
+                arr[i] = v
+        elif np.isscalar(value):
+            v = float(value)
+            if not np.isfinite(v):
+                raise ValueError('%s must be finite, got %r' % (what, value))
+            arr[offset:offset + len(items)] = v
+        else:
+            vals = np.asarray(value, dtype=float).ravel()
+            n = min(len(vals), len(items))
+            if not np.all(np.isfinite(vals[:n])):
+                bad = [items[i].name for i in range(n) if not np.isfinite(vals[i])]
+                raise ValueError('%s has non-finite values for %s' % (what, ', '.join(
+                    str(b) for b in bad)))
+            arr[offset:offset + n] = vals[:n]
+        self._invalidate()
+
+    @property
+    def t(self):
+        """Current time [s]."""
+        return self._t
+
+    @t.setter
+    def t(self, value):
+        self._t = float(value)
+        self._invalidate()
+
+    def _vec_prop(attr, part, doc):
+        def getter(self):
+            self._ensure_structure()
+            n, nd = len(self._configs_list), len(self._dyn)
+            lo, hi = {'all': (0, n), 'd': (0, nd), 'k': (nd, n)}[part]
+            return getattr(self, attr)[lo:hi].copy()
+
+        def setter(self, value):
+            self._ensure_structure()
+            items = {'all': self._configs_list, 'd': list(self._dyn), 'k': list(self._kin)}[part]
+            offset = len(self._dyn) if part == 'k' else 0
+            self._set_vector(attr, value, items, offset, attr.strip('_') + {
+                'all': '', 'd': 'd', 'k': 'k'}[part])
+        return property(getter, setter, doc=doc)
+
+    q = _vec_prop('_q', 'all', 'Configuration (nQ,) [m, rad]; set with an array, dict or scalar.')
+    dq = _vec_prop('_dq', 'all', 'Velocity (nQ,).')
+    ddq = _vec_prop('_ddq', 'all', 'Acceleration (nQ,).')
+    qd = _vec_prop('_q', 'd', 'Dynamic configuration (nQd,).')
+    dqd = _vec_prop('_dq', 'd', 'Dynamic velocity (nQd,).')
+    ddqd = _vec_prop('_ddq', 'd', 'Dynamic acceleration (nQd,).')
+    qk = _vec_prop('_q', 'k', 'Kinematic configuration (nQk,).')
+    dqk = _vec_prop('_dq', 'k', 'Kinematic velocity (nQk,).')
+    ddqk = _vec_prop('_ddq', 'k', 'Kinematic acceleration (nQk,).')
+    del _vec_prop
+
+    @property
+    def u(self):
+        """Inputs (nu,); set with an array, dict or scalar."""
+        self._ensure_structure()
+        return self._u.copy()
+
+    @u.setter
+    def u(self, value):
+        self._ensure_structure()
+        self._set_vector('_u', value, self._inputs_list, 0, 'u')
+
+    def set_state(self, q=None, dq=None, u=None, ddqk=None, t=None):
+        """Set any of q, dq, u, ddqk and t (same value forms as the attributes)."""
+        if q is not None:
+            self.q = q
+        if dq is not None:
+            self.dq = dq
+        if u is not None:
+            self.u = u
+        if ddqk is not None:
+            self.ddqk = ddqk
+        if t is not None:
+            self.t = t
+
+    def _set_arrays(self, q, dq, u=None, t=None):
+        """Hot-path state setter: trusted arrays of the right size, no checks."""
+        self._q[:] = q
+        self._dq[:] = dq
+        if u is not None:
+            self._u[:] = u
+        if t is not None:
+            self._t = t
+        self._cache = _State()
+
+    # ------------------------------------------------------------------ cached terms
+    def _kinematics(self):
+        self._ensure_structure()
+        c = self._cache
+        if c.kin is None:
+            c.kin = self._model.kinematics(self._q)
+        return c.kin
+
+    def _terms(self):
+        self._ensure_structure()
+        c = self._cache
+        if c.terms is None:
+            c.terms = self._model.lagrangian_terms(self._gvec, self._q, self._dq)
+        return c.terms
+
+    def _general_potentials(self):
+        return [p for p in self._potentials if getattr(p, '_kernel_gravity', None) is None]
+
+    def _extras(self):
+        """Sums over non-kernel potentials and all forces at the current state.
+
+        Returns dict with V (float), V_dq (nq,), V_dqdq (nq, nq), F (nq,), F_dq (nq, nq),
+        F_ddq (nq, nq), F_du (nq, nu); force derivatives are indexed [output, input].
+        """
+        c = self._cache
+        if c.extras is None:
+            nq, nu = self.nQ, self.nu
+            e = {'V': 0.0, 'V_dq': np.zeros(nq), 'V_dqdq': np.zeros((nq, nq)),
+                 'F': np.zeros(nq), 'F_dq': np.zeros((nq, nq)), 'F_ddq': np.zeros((nq, nq)),
+                 'F_du': np.zeros((nq, nu))}
+            for pot in self._general_potentials():
+                e['V_dq'] += pot._V_dq_vector()
+                e['V_dqdq'] += pot._V_dqdq_matrix()
+            for force in self._forces:
+                e['F'] += force._f_vector()
+                e['F_dq'] += force._f_dq_matrix()
+                e['F_ddq'] += force._f_ddq_matrix()
+                e['F_du'] += force._f_du_matrix()
+            c.extras = e
+        return c.extras
+
+    # ------------------------------------------------------------------ energies and L
+    def kinetic_energy(self):
+        """Kinetic energy T = 1/2 dq^T M(q) dq [J] at the current state."""
+        return float(self._terms()[5])
+
+    def potential_energy(self):
+        """Total potential energy V [J] of every potential at the current configuration."""
+        return float(sum(p.V() for p in self._potentials))
+
+    def total_energy(self):
+        """T + V [J] at the current state."""
+        return self.kinetic_energy() + self.potential_energy()
+
+    def L(self):
+        """Lagrangian T - V [J] at the current state."""
+        return self.kinetic_energy() - self.potential_energy()
+
+    def _L_dq_vector(self):
+        return self._terms()[0] - self._extras()['V_dq']
+
+    def _L_dqdq_matrix(self):
+        return self._terms()[4] - self._extras()['V_dqdq']
+
+    def L_dq(self, q1):
+        """dL/dq1 at the current state."""
+        return float(self._L_dq_vector()[self.get_config(q1).index])
+
+    def L_ddq(self, dq1):
+        """dL/d(dq1): the generalized momentum conjugate to ``dq1``."""
+        return float(self._terms()[1][self.get_config(dq1).index])
+
+    def L_dqdq(self, q1, q2):
+        """d^2L / dq1 dq2."""
+        return float(self._L_dqdq_matrix()[self.get_config(q1).index,
+                                           self.get_config(q2).index])
+
+    def L_ddqdq(self, dq1, q2):
+        """d^2L / d(dq1) dq2."""
+        return float(self._terms()[3][self.get_config(dq1).index, self.get_config(q2).index])
+
+    def L_ddqddq(self, dq1, dq2):
+        """d^2L / d(dq1) d(dq2): an entry of the mass matrix."""
+        return float(self._terms()[2][self.get_config(dq1).index, self.get_config(dq2).index])
+
+    def _third(self, which, direction_q, index):
+        """Complex-step derivative of a kernel second-order term along config ``index``.
+
+        ``which``: 2 (M), 3 (Lvq) or 4 (Lqq); ``direction_q`` True for d/dq, False for d/d(dq).
+        Exact to rounding (no subtraction, so no truncation/cancellation trade-off).
+        """
+        h = 1e-30
+        q = self._q.astype(complex)
+        dq = self._dq.astype(complex)
+        if direction_q:
+            q[index] += 1j * h
+        else:
+            dq[index] += 1j * h
+        out = self._model.lagrangian_terms(self._gvec.astype(complex), q, dq)
+        return out[which].imag / h
+
+    def L_dqdqdq(self, q1, q2, q3):
+        """d^3L / dq1 dq2 dq3."""
+        i, j, k = (self.get_config(x).index for x in (q1, q2, q3))
+        kin = self._third(4, True, k)[i, j]
+        pot = sum(p.V_dqdqdq(self.configs[i], self.configs[j], self.configs[k])
+                  for p in self._general_potentials())
+        return float(kin - pot)
+
+    def L_ddqdqdq(self, dq1, q2, q3):
+        """d^3L / d(dq1) dq2 dq3."""
+        i, j, k = (self.get_config(x).index for x in (dq1, q2, q3))
+        return float(self._third(3, True, k)[i, j])
+
+    def L_ddqddqdq(self, dq1, dq2, q3):
+        """d^3L / d(dq1) d(dq2) dq3 (a derivative of the mass matrix)."""
+        i, j, k = (self.get_config(x).index for x in (dq1, dq2, q3))
+        return float(self._third(2, True, k)[i, j])
+
+    # ------------------------------------------------------------------ whole-array views
+    def mass_matrix(self):
+        """Mass matrix M(q) of the dynamic configs, (nQd, nQd) [kg, kg m, kg m^2]."""
+        nd = self.nQd
+        return self._terms()[2][:nd, :nd].copy()
+
+    def gravity_forces(self):
+        """dV/dq of all potentials (gravity, springs, ...) for the dynamic configs, (nQd,)."""
+        nd = self.nQd
+        Vg_q = -self._model.first_order(self._gvec, self._q, np.zeros_like(self._dq))[0]
+        return (Vg_q + self._extras()['V_dq'])[:nd].copy()
+
+    def bias_forces(self):
+        """Coriolis, centrifugal and potential forces, (nQd,).
+
+        ``M(q) ddq_d = u_forces - bias`` for an unconstrained system with zero kinematic
+        acceleration, where ``bias = C(q, dq) dq + dV/dq``.
+        """
+        nd = self.nQd
+        Lq, Lv, M, Lvq, Lqq, T, Vg = self._terms()
+        return (Lvq @ self._dq - Lq + self._extras()['V_dq'])[:nd].copy()
+
+    def constraint_jacobian(self):
+        """Dh(q), (nc, nQ)."""
+        nq = self.nQ
+        out = np.zeros((self.nc, nq))
+        for i, con in enumerate(self._constraints):
+            out[i] = con._h_dq_vector()
+        return out
+
+    # ------------------------------------------------------------------ dynamics
+    def _check_dynamic_masses(self, M):
+        nd = self.nQd
+        diag = np.diag(M)[:nd]
+        bad = [self._dyn[i].name for i in range(nd) if not diag[i] > 0.0]
+        if bad:
+            raise ValueError('the mass matrix is singular: dynamic config(s) %s move no mass '
+                             '(make them kinematic or add mass below them)' % ', '.join(
+                                 repr(b) for b in bad))
+
+    def _kkt(self):
+        """The continuous-dynamics KKT matrix [[M_dd, Dh_d^T], [Dh_d, 0]] and its parts."""
+        nd, nc = self.nQd, self.nc
+        M = self._terms()[2]
+        self._check_dynamic_masses(M)
+        Dh = self.constraint_jacobian()
+        A = np.zeros((nd + nc, nd + nc))
+        A[:nd, :nd] = M[:nd, :nd]
+        A[:nd, nd:] = Dh[:, :nd].T
+        A[nd:, :nd] = Dh[:, :nd]
+        return A, Dh
+
+    def _constraint_hessians(self):
+        nq = self.nQ
+        H = np.zeros((self.nc, nq, nq))
+        for i, con in enumerate(self._constraints):
+            H[i] = con._h_dqdq_matrix()
+        return H
+
+    def _solve_dynamics(self):
+        c = self._cache
+        if c.dyn is None:
+            nd, nc = self.nQd, self.nc
+            Lq, Lv, M, Lvq, Lqq, T, Vg = self._terms()
+            e = self._extras()
+            A, Dh = self._kkt()
+            dq = self._dq
+            ddqk = self._ddq[nd:]
+            b = np.zeros(nd + nc)
+            b[:nd] = (Lq - e['V_dq'] + e['F'] - Lvq @ dq)[:nd] - M[:nd, nd:] @ ddqk
+            if nc:
+                H = self._constraint_hessians()
+                b[nd:] = -Dh[:, nd:] @ ddqk - np.einsum('i,cij,j->c', dq, H, dq)
+            z = scipy.linalg.solve(A, b, assume_a='sym') if nd + nc else b
+            c.dyn = (z[:nd].copy(), z[nd:].copy())
+            self._ddq[:nd] = z[:nd]
+        return c.dyn
+
+    def f(self, q=None):
+        """Continuous dynamics: accelerations of the dynamic configs, (nQd,).
+
+        Solves ``M ddq = dL/dq - d/dt(dL/d dq) + F - Dh^T lambda`` with ``Dh ddq + dDh dq = 0``
+        at the current state (kinematic accelerations from ``ddqk``); results are also
+        written to ``Config.ddq``.  With ``q`` given, returns that config's acceleration.
+        """
+        ddqd, _ = self._solve_dynamics()
+        if q is None:
+            return ddqd.copy()
+        config = self.get_config(q)
+        if config.kinematic:
+            raise ValueError('f(q): %r is kinematic; its acceleration is an input' % config.name)
+        return float(ddqd[config.index])
+
+    def lambda_(self, constraint=None):
+        """Constraint forces lambda, (nc,), or one of them."""
+        _, lam = self._solve_dynamics()
+        if constraint is None:
+            return lam.copy()
+        return float(lam[self.get_constraint(constraint).index])
+
+    def _dynamics_derivatives(self):
+        """d[ddq_d, lambda]/d(q, dq, ddq_k, u) by the implicit function theorem."""
+        c = self._cache
+        if c.dyn1 is None:
+            nd, nc, nq, nu = self.nQd, self.nc, self.nQ, self.nu
+            ddqd, lam = self._solve_dynamics()
+            e = self._extras()
+            A, Dh = self._kkt()
+            qdd = self._ddq.copy()
+            qdd[:nd] = ddqd
+            dq = self._dq
+
+            def kinetic_residual(which_is_q, i):
+                # d/dx_i of K = M qdd + Lvq dq - Lq (kernel part), by complex step
+                hstep = 1e-30
+                qc = self._q.astype(complex)
+                dqc = self._dq.astype(complex)
+                if which_is_q:
+                    qc[i] += 1j * hstep
+                else:
+                    dqc[i] += 1j * hstep
+                Lq, Lv, M, Lvq, Lqq, T, Vg = self._model.lagrangian_terms(
+                    self._gvec.astype(complex), qc, dqc)
+                return (M @ qdd + Lvq @ dqc - Lq).imag / hstep
+
+            E_q = np.zeros((nd + nc, nq))
+            E_dq = np.zeros((nd + nc, nq))
+            H = self._constraint_hessians() if nc else np.zeros((0, nq, nq))
+            for i in range(nq):
+                E_q[:nd, i] = kinetic_residual(True, i)[:nd]
+                E_dq[:nd, i] = kinetic_residual(False, i)[:nd]
+            E_q[:nd] += e['V_dqdq'][:nd] - e['F_dq'][:nd]
+            E_dq[:nd] += -e['F_ddq'][:nd]
+            if nc:
+                E_q[:nd] += np.einsum('c,cij->ij', lam, H)[:nd]
+                H3 = np.zeros((nc, nq, nq, nq))
+                for ci, con in enumerate(self._constraints):
+                    H3[ci] = con._h_dqdqdq_tensor()
+                E_q[nd:] = np.einsum('cij,j->ci', H, qdd) + np.einsum('cijk,j,k->ci', H3, dq, dq)
+                E_dq[nd:] = 2.0 * np.einsum('cij,j->ci', H, dq)
+            M = self._terms()[2]
+            E_k = np.zeros((nd + nc, nq - nd))
+            E_k[:nd] = M[:nd, nd:]
+            E_k[nd:] = Dh[:, nd:]
+            E_u = np.zeros((nd + nc, nu))
+            E_u[:nd] = -e['F_du'][:nd]
+            lu = scipy.linalg.lu_factor(A)
+            c.dyn1 = {k: -scipy.linalg.lu_solve(lu, v)
+                      for k, v in (('dq', E_q), ('ddq', E_dq), ('dddk', E_k), ('du', E_u))}
+        return c.dyn1
+
+    def _select(self, arr, rows, row_sel, cols, col_sel):
+        """Index a [output, input] derivative array by optional identifiers."""
+        if row_sel is not None:
+            arr = arr[rows(row_sel)]
+        elif col_sel is not None:
+            arr = arr[:, cols(col_sel)] if arr.ndim == 2 else arr
+            return arr.copy()
+        if col_sel is not None:
+            arr = arr[..., cols(col_sel)]
+        return arr.copy() if isinstance(arr, np.ndarray) else float(arr)
+
+    def _dyn_row(self, q):
+        config = self.get_config(q)
+        if config.kinematic:
+            raise ValueError('%r is kinematic: the dynamics only give dynamic accelerations'
+                             % config.name)
+        return config.index
+
+    def _kin_col(self, k):
+        config = self.get_config(k)
+        if not config.kinematic:
+            raise ValueError('%r is not a kinematic config' % config.name)
+        return config.k_index
+
+    def _pick(self, arr, row, col):
+        if row is not None and col is not None:
+            return float(arr[row, col])
+        if row is not None:
+            return arr[row].copy()
+        if col is not None:
+            return arr[:, col].copy()
+        return arr.copy()
+
+    def f_dq(self, q=None, q1=None):
+        """d f / d q, (nQd, nQ) indexed [output, input]."""
+        d = self._dynamics_derivatives()['dq'][:self.nQd]
+        return self._pick(d, None if q is None else self._dyn_row(q),
+                          None if q1 is None else self.get_config(q1).index)
+
+    def f_ddq(self, q=None, dq1=None):
+        """d f / d dq, (nQd, nQ)."""
+        d = self._dynamics_derivatives()['ddq'][:self.nQd]
+        return self._pick(d, None if q is None else self._dyn_row(q),
+                          None if dq1 is None else self.get_config(dq1).index)
+
+    def f_dddq(self, q=None, k1=None):
+        """d f / d ddq_k, (nQd, nQk)."""
+        d = self._dynamics_derivatives()['dddk'][:self.nQd]
+        return self._pick(d, None if q is None else self._dyn_row(q),
+                          None if k1 is None else self._kin_col(k1))
+
+    def f_du(self, q=None, u1=None):
+        """d f / d u, (nQd, nu)."""
+        d = self._dynamics_derivatives()['du'][:self.nQd]
+        return self._pick(d, None if q is None else self._dyn_row(q),
+                          None if u1 is None else self.get_input(u1).index)
+
+    def _lam_row(self, constraint):
+        return None if constraint is None else self.get_constraint(constraint).index
+
+    def lambda_dq(self, constraint=None, q1=None):
+        """d lambda / d q, (nc, nQ)."""
+        d = self._dynamics_derivatives()['dq'][self.nQd:]
+        return self._pick(d, self._lam_row(constraint),
+                          None if q1 is None else self.get_config(q1).index)
+
+    def lambda_ddq(self, constraint=None, dq1=None):
+        """d lambda / d dq, (nc, nQ)."""
+        d = self._dynamics_derivatives()['ddq'][self.nQd:]
+        return self._pick(d, self._lam_row(constraint),
+                          None if dq1 is None else self.get_config(dq1).index)
+
+    def lambda_dddq(self, constraint=None, k1=None):
+        """d lambda / d ddq_k, (nc, nQk)."""
+        d = self._dynamics_derivatives()['dddk'][self.nQd:]
+        return self._pick(d, self._lam_row(constraint),
+                          None if k1 is None else self._kin_col(k1))
+
+    def lambda_du(self, constraint=None, u1=None):
+        """d lambda / d u, (nc, nu)."""
+        d = self._dynamics_derivatives()['du'][self.nQd:]
+        return self._pick(d, self._lam_row(constraint),
+                          None if u1 is None else self.get_input(u1).index)
+
+    # ------------------------------------------------------------------ constraints
+    def _constraint_values(self):
+        return np.array([con.h() for con in self._constraints])
+
+    def _optimize_configs(self, objective, tolerance, verbose, keep_kinematic, constant_q_list,
+                          what):
+        self._ensure_structure()
+        fixed = set()
+        if keep_kinematic:
+            fixed.update(c.index for c in self._kin)
+        for ident in (constant_q_list or ()):
+            fixed.add(self.get_config(ident).index)
+        free = np.array([i for i in range(self.nQ) if i not in fixed], dtype=int)
+        q0 = self._q.copy()
+        if free.size == 0:
+            return q0
+
+        def set_free(x):
+            q = q0.copy()
+            q[free] = x
+            self._q[:] = q
+            self._invalidate()
+
+        def fun(x):
+            set_free(x)
+            val, grad = objective()
+            return val, grad[free]
+
+        def cons(x):
+            set_free(x)
+            return self._constraint_values()
+
+        def cons_jac(x):
+            set_free(x)
+            return self.constraint_jacobian()[:, free]
+
+        constraints = ([{'type': 'eq', 'fun': cons, 'jac': cons_jac}] if self.nc else [])
+        res = scipy.optimize.minimize(fun, q0[free], jac=True, method='SLSQP',
+                                      constraints=constraints,
+                                      options={'ftol': tolerance * 1e-2, 'maxiter': 500,
+                                               'disp': bool(verbose)})
+        set_free(res.x)
+        if self.nc:
+            # polish onto the constraint manifold with Gauss-Newton (minimum-norm steps)
+            for _ in range(50):
+                h = self._constraint_values()
+                if np.abs(h).max() <= tolerance:
+                    break
+                J = self.constraint_jacobian()[:, free]
+                step = np.linalg.lstsq(J, -h, rcond=None)[0]
+                set_free(self._q[free] + step)
+        if self.nc and np.abs(self._constraint_values()).max() > max(tolerance, 1e-9):
+            self._q[:] = q0
+            self._invalidate()
+            raise RuntimeError('%s failed: constraints not satisfied (|h| = %g; %s)'
+                               % (what, np.abs(self._constraint_values()).max(), res.message))
+        return self.q
+
+    def satisfy_constraints(self, tolerance=1e-10, verbose=False, keep_kinematic=False,
+                            constant_q_list=None):
+        """Move q to the nearest configuration with h(q) = 0 (min |q - q0|^2); returns q."""
+        q0 = self._q.copy()
+
+        def objective():
+            d = self._q - q0
+            return float(d @ d), 2.0 * d
+        return self._optimize_configs(objective, tolerance, verbose, keep_kinematic,
+                                      constant_q_list, 'satisfy_constraints')
+
+    def minimize_potential_energy(self, tolerance=1e-10, verbose=False, keep_kinematic=False,
+                                  constant_q_list=None):
+        """Set dq = 0 and move q to a constrained minimum of V (a nearby equilibrium)."""
+        self.dq = 0.0
+
+        def objective():
+            return self.potential_energy(), -self._L_dq_vector()
+        return self._optimize_configs(objective, tolerance, verbose, keep_kinematic,
+                                      constant_q_list, 'minimize_potential_energy')
+
+    # ------------------------------------------------------------------ derivative tests
+    def _test_derivative(self, attr, func, func_d, items, delta, tolerance, verbose, test_name):
+        ok = True
+        arr = getattr(self, attr)
+        for i, item in enumerate(items):
+            idx = item.index
+            exact = np.asarray(func_d(item), dtype=float)
+            base = arr[idx]
+            arr[idx] = base + delta
+            self._invalidate()
+            fp = np.asarray(func(), dtype=float)
+            arr[idx] = base - delta
+            self._invalidate()
+            fm = np.asarray(func(), dtype=float)
+            arr[idx] = base
+            self._invalidate()
+            approx = (fp - fm) / (2.0 * delta)
+            err = np.abs(exact - approx).max() if exact.size else 0.0
+            if not err <= tolerance:
+                ok = False
+                if verbose:
+                    print('%s: derivative wrt %s failed: error %g (exact %s, approx %s)'
+                          % (test_name, item.name, err, exact, approx))
+        return ok
+
+    def test_derivative_dq(self, func, func_dq, delta=1e-6, tolerance=1e-7, verbose=False,
+                           test_name='<unnamed>'):
+        """Compare ``func_dq(config)`` with central differences of ``func()`` for every config."""
+        return self._test_derivative('_q', func, func_dq, self.configs, delta, tolerance,
+                                     verbose, test_name)
+
+    def test_derivative_ddq(self, func, func_ddq, delta=1e-6, tolerance=1e-7, verbose=False,
+                            test_name='<unnamed>'):
+        """Compare ``func_ddq(config)`` with central differences in each velocity."""
+        return self._test_derivative('_dq', func, func_ddq, self.configs, delta, tolerance,
+                                     verbose, test_name)
+
+    def test_derivative_du(self, func, func_du, delta=1e-6, tolerance=1e-7, verbose=False,
+                           test_name='<unnamed>'):
+        """Compare ``func_du(input)`` with central differences in each input."""
+        return self._test_derivative('_u', func, func_du, self.inputs, delta, tolerance,
+                                     verbose, test_name)

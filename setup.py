@@ -1,0 +1,38 @@
+from glob import glob
+import os
+
+from setuptools import find_packages, setup
+
+package_name = 'ros_vi'
+
+
+def share(folder, pattern):
+    """data_files entry installing <folder>/<pattern> into share/ros_vi/<folder>."""
+    return (os.path.join('share', package_name, folder),
+            sorted(glob(os.path.join(folder, pattern))))
+
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*']),
+    data_files=[
+        ('share/ament_index/resource_index/packages',
+            ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        share('launch', '*.launch.py'),
+        share('config', '*.yaml'),
+        share('urdf', '*.urdf'),
+        share('rviz', '*.rviz'),
+    ],
+    install_requires=['setuptools', 'numpy', 'scipy', 'numba'],
+    zip_safe=True,
+    maintainer='ros_vi maintainers',
+    maintainer_email='ros_vi@example.com',
+    description=('Variational integrators for mechanical systems '
+                 '(a Python 3 re-creation of trep) with ROS 2 nodes.'),
+    license='BSD-3-Clause',
+    entry_points={
+        'console_scripts': [],
+    },
+)
