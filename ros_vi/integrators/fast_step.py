@@ -1,36 +1,179 @@
-"""Compiled DEL solve for the common case: a frame tree with built-in terms only.
+"""Compiled step for the common case: a frame tree with built-in terms only.
 
 When a System has no constraints and its only potentials and forces are ``Gravity``,
-``ConfigSpring``, ``Damping`` and ``ConfigForce``, the whole Newton solve of a step runs in
-one numba kernel (predictor, residual, exact Jacobian, linear solves, p2).  Every other
-system uses the general path in :mod:`midpointvi`, which gives the same answer (tests
-compare the two).
+``ConfigSpring``, ``Damping`` and ``ConfigForce``, a whole step runs in one numba call:
+predictor, Newton iterations on the DEL with the exact Jacobian, p2 and the midpoint state.
+Every other system uses the general path in :mod:`midpointvi`, which gives the same answer
+(tests compare the two).
+
+Why packed arrays: numba checks the type of every argument on each call (about 0.2 us per
+argument), so the model, parameters and per-step state travel in three flat arrays
+(ints ``I``, constants ``F``, step state/work ``W``) whose layout is fixed by the sizes in
+the header of ``I``.  See :func:`_layout` for the layout; it is the only place that defines it.
 """
 import numpy as np
 
 from ..mechanics import kernel
 from ..mechanics.forces.configforce import ConfigForce
 from ..mechanics.forces.damping import Damping
+from ..mechanics.kernel import njit
 from ..mechanics.potentials.configspring import ConfigSpring
 from ..mechanics.potentials.gravity import Gravity
-from ..mechanics.kernel import njit
 
-OK, NOT_CONVERGED, NOT_FINITE, SINGULAR = 0, 1, 2, 3
+OK, NOT_CONVERGED, NOT_FINITE, SINGULAR, BAD_INPUT = 0, 1, 2, 3, 4
+HISTORY = 5          # stored past configurations for the order-4 predictor
+_H = 16              # header length of I
+
+# header fields of I
+_NF, _NQ, _ND, _NU, _NJ, _NM, _NSP, _MAXIT, _NHIST, _STATUS, _ITERS = range(11)
 
 
 @njit(cache=True)
-def solve_del(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
-              cframe, cparent, corder, anc, gvec, q1, p1, u1, q2, dt, nd, damping,
-              sp_idx, sp_k, sp_q0, in_cfg, tol, max_iter):
-    """Newton solve of the unconstrained DEL from the guess ``q2`` (modified in place).
+def _layout(I):
+    """Offsets into I, F and W from the sizes in I's header (shared by pack and step)."""
+    nf, nq, nd, nu, nj, nm, nsp = I[0], I[1], I[2], I[3], I[4], I[5], I[6]
+    o = np.empty(32, dtype=np.int64)
+    # I: parent, kind, fcfg, fjoint (nf each), cframe, cparent (nq), corder (nj),
+    #    mass_frames (nm), anc (nq*nq), sp_idx (nsp), in_cfg (nu)
+    o[0] = _H
+    o[1] = o[0] + nf
+    o[2] = o[1] + nf
+    o[3] = o[2] + nf
+    o[4] = o[3] + nf
+    o[5] = o[4] + nq
+    o[6] = o[5] + nq
+    o[7] = o[6] + nj
+    o[8] = o[7] + nm
+    o[9] = o[8] + nq * nq
+    o[10] = o[9] + nsp
+    o[11] = o[10] + nu            # end of I
+    # F: value, mass (nf), fixedR (9 nf), fixedp (3 nf), Ib (9 nf), gvec (3), damping (nq),
+    #    sp_k, sp_q0 (nsp)
+    o[12] = 0
+    o[13] = nf
+    o[14] = 2 * nf
+    o[15] = 11 * nf
+    o[16] = 14 * nf
+    o[17] = 23 * nf
+    o[18] = o[17] + 3
+    o[19] = o[18] + nq
+    o[20] = o[19] + nsp
+    o[21] = o[20] + nsp           # end of F
+    # W: dt, tol, rnorm, t2 | q1 (nq), p1 (nd), u1 (nu), hist (HISTORY nq, oldest first),
+    #    q2 (nq), p2 (nd), qm (nq), v (nq), hist_t (HISTORY)
+    o[22] = 4
+    o[23] = o[22] + nq
+    o[24] = o[23] + nd
+    o[25] = o[24] + nu
+    o[26] = o[25] + HISTORY * nq
+    o[27] = o[26] + nq
+    o[28] = o[27] + nd
+    o[29] = o[28] + nq
+    o[30] = o[29] + nq
+    o[31] = o[30] + HISTORY       # end of W
+    return o
 
-    Returns ``(p2, iterations, status, residual_norm)``.
-    """
-    nq = q1.shape[0]
-    qm = np.empty(nq)
-    v = np.empty(nq)
+
+@njit(cache=True)
+def step_packed(I, F, W):
+    """One VI step from the packed state; results in W (q2, p2, qm, v) and I's header."""
+    o = _layout(I)
+    nf, nq, nd, nu, nj, nm, nsp = I[0], I[1], I[2], I[3], I[4], I[5], I[6]
+    max_iter = I[_MAXIT]
+    parent = I[o[0]:o[1]]
+    kind = I[o[1]:o[2]]
+    fcfg = I[o[2]:o[3]]
+    fjoint = I[o[3]:o[4]]
+    cframe = I[o[4]:o[5]]
+    cparent = I[o[5]:o[6]]
+    corder = I[o[6]:o[7]]
+    mass_frames = I[o[7]:o[8]]
+    anc = I[o[8]:o[9]].reshape((nq, nq))
+    sp_idx = I[o[9]:o[10]]
+    in_cfg = I[o[10]:o[11]]
+    value = F[o[12]:o[13]]
+    mass = F[o[13]:o[14]]
+    fixedR = F[o[14]:o[15]].reshape((nf, 3, 3))
+    fixedp = F[o[15]:o[16]].reshape((nf, 3))
+    Ib = F[o[16]:o[17]].reshape((nf, 3, 3))
+    gvec = F[o[17]:o[18]]
+    damping = F[o[18]:o[19]]
+    sp_k = F[o[19]:o[20]]
+    sp_q0 = F[o[20]:o[21]]
+    dt, tol = W[0], W[1]
+    q1 = W[o[22]:o[23]]
+    p1 = W[o[23]:o[24]]
+    u1 = W[o[24]:o[25]]
+    hist = W[o[25]:o[26]].reshape((HISTORY, nq))
+    q2 = W[o[26]:o[27]]
+    p2 = W[o[27]:o[28]]
+    qm = W[o[28]:o[29]]
+    v = W[o[29]:o[30]]
+    hist_t = W[o[30]:o[31]]
+
+    # usable history: trailing configurations spaced dt apart, ending at (t1, q1)
+    t1 = W[3] - dt
+    eps = 1e-12 * max(1.0, abs(W[3]))
+    nhist = min(I[_NHIST], HISTORY)
+    if nhist > 0 and abs(hist_t[HISTORY - 1] - t1) > eps:
+        nhist = 0
+    if nhist == 0:
+        hist_t[HISTORY - 1] = t1
+        for i in range(nq):
+            hist[HISTORY - 1, i] = q1[i]
+        nhist = 1
+    usable = 1
+    for j in range(1, nhist):
+        step_j = hist_t[HISTORY - j] - hist_t[HISTORY - 1 - j]
+        if abs(step_j - dt) > eps:
+            break
+        usable += 1
+    nhist = usable
+
+    for j in range(nu):
+        if not np.isfinite(u1[j]):
+            I[_STATUS] = BAD_INPUT
+            I[_ITERS] = 0
+            return
+    for i in range(nd, nq):
+        if not np.isfinite(q2[i]):
+            I[_STATUS] = BAD_INPUT
+            I[_ITERS] = 0
+            return
+
+    # Predictor: extrapolate equally spaced past configurations (binomial weights);
+    # with less history, a momentum step q1 + dt M(q1)^-1 p1.
+    order = min(nhist - 1, HISTORY - 1)
+    if order >= 2:
+        for i in range(nd):
+            acc = 0.0
+            binom = 1.0
+            for j in range(order + 1):
+                # weight (-1)^j C(order+1, j+1) on the j-th most recent configuration
+                binom = binom * (order + 1 - j) / (j + 1)
+                w = binom if j % 2 == 0 else -binom
+                acc += w * hist[HISTORY - 1 - j, i]
+            q2[i] = acc
+    elif nd > 0:
+        zero = np.zeros(nq)
+        R, P, S, Vp, Ic, h, Lq, Lv, T, Vg = kernel.first_order(
+            parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
+            cframe, cparent, corder, gvec, q1, zero)
+        M, Lvq, Lqq = kernel.second_order(S, Vp, Ic, h, gvec, anc, corder)
+        Md = np.ascontiguousarray(M[:nd, :nd])
+        ok = True
+        for i in range(nd):
+            if not M[i, i] > 0.0:
+                ok = False
+        vel = p1.copy()
+        if ok and kernel.solve_in_place(Md, vel):
+            for i in range(nd):
+                q2[i] = q1[i] + dt * vel[i]
+        else:
+            for i in range(nd):
+                q2[i] = q1[i]
+
     r = np.empty(nd)
-    p2 = np.zeros(nd)
     J = np.empty((nd, nd))
     it = 0
     status = NOT_CONVERGED
@@ -42,12 +185,12 @@ def solve_del(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, 
         R, P, S, Vp, Ic, h, Lq, Lv, T, Vg = kernel.first_order(
             parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
             cframe, cparent, corder, gvec, qm, v)
-        for j in range(sp_idx.shape[0]):
+        for j in range(nsp):
             Lq[sp_idx[j]] -= sp_k[j] * (qm[sp_idx[j]] - sp_q0[j])
         acc = 0.0
         for i in range(nd):
             f = -damping[i] * v[i]
-            for j in range(in_cfg.shape[0]):
+            for j in range(nu):
                 if in_cfg[j] == i:
                     f += u1[j]
             r[i] = p1[i] + 0.5 * dt * Lq[i] - Lv[i] + dt * f
@@ -58,41 +201,49 @@ def solve_del(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, 
             break
         if rnorm <= tol:
             status = OK
+            for i in range(nd):
+                p2[i] = 0.5 * dt * Lq[i] + Lv[i]
+            # shift the history and append (t2, q2)
+            for j in range(HISTORY - 1):
+                hist_t[j] = hist_t[j + 1]
+                for i in range(nq):
+                    hist[j, i] = hist[j + 1, i]
+            hist_t[HISTORY - 1] = W[3]
+            for i in range(nq):
+                hist[HISTORY - 1, i] = q2[i]
+            I[_NHIST] = min(nhist + 1, HISTORY)
             break
         if it >= max_iter:
-            status = NOT_CONVERGED
             break
         M, Lvq, Lqq = kernel.second_order(S, Vp, Ic, h, gvec, anc, corder)
-        for j in range(sp_idx.shape[0]):
+        for j in range(nsp):
             Lqq[sp_idx[j], sp_idx[j]] -= sp_k[j]
         for a in range(nd):
             for b in range(nd):
                 J[a, b] = (0.25 * dt * Lqq[a, b] + 0.5 * (Lvq[b, a] - Lvq[a, b])
                            - M[a, b] / dt)
             J[a, a] -= damping[a]
-        if nd > 0:
-            if np.abs(np.linalg.det(J)) == 0.0:
-                status = SINGULAR
-                break
-            delta = np.linalg.solve(J, r)
-            for i in range(nd):
-                q2[i] -= delta[i]
+        singular = False
+        for a in range(nd):
+            if M[a, a] == 0.0:
+                singular = True
+        if singular or not kernel.solve_in_place(J, r):
+            status = SINGULAR
+            break
+        for i in range(nd):
+            q2[i] -= r[i]
         it += 1
-    for i in range(nd):
-        p2[i] = 0.5 * dt * Lq[i] + Lv[i]
-    return p2, it, status, rnorm
+    W[2] = rnorm
+    I[_STATUS] = status
+    I[_ITERS] = it
 
 
 class FastStepper:
-    """Binds a System's built-in terms to :func:`solve_del` (None if the system needs the
-    general path)."""
+    """Packs a System for :func:`step_packed` (``for_system`` returns None when the system
+    needs the general path)."""
 
     _ALLOWED_POTENTIALS = (Gravity, ConfigSpring)
     _ALLOWED_FORCES = (Damping, ConfigForce)
-
-    def __init__(self, system):
-        self._system = system
-        self._model = system._model
 
     @classmethod
     def for_system(cls, system):
@@ -104,39 +255,101 @@ class FastStepper:
             return None
         return cls(system)
 
-    def _parameters(self):
-        s = self._system
-        nq = s.nQ
-        damping = np.zeros(nq)
-        springs = [p for p in s.potentials if type(p) is ConfigSpring]
-        sp_idx = np.array([p.config.index for p in springs], dtype=np.int64)
-        sp_k = np.array([p.k for p in springs], dtype=float)
-        sp_q0 = np.array([p.q0 for p in springs], dtype=float)
-        in_cfg = np.full(s.nu, -1, dtype=np.int64)
-        for f in s.forces:
-            if type(f) is Damping:
-                damping += f._c
-            else:
+    def __init__(self, system):
+        self._system = system
+        model = system._model
+        nf, nq, nd, nu = model.nf, model.nq, system.nQd, system.nu
+        self._springs = [p for p in system.potentials if type(p) is ConfigSpring]
+        self._dampers = [f for f in system.forces if type(f) is Damping]
+        nsp = len(self._springs)
+        sizes = np.zeros(_H, dtype=np.int64)
+        sizes[:7] = (nf, nq, nd, nu, len(model.corder), len(model.mass_frames), nsp)
+        o = _layout(sizes)
+        I = np.zeros(o[11], dtype=np.int64)
+        I[:_H] = sizes
+        I[o[0]:o[1]] = model.parent
+        I[o[1]:o[2]] = model.kind
+        I[o[2]:o[3]] = model.fcfg
+        I[o[3]:o[4]] = model.fjoint
+        I[o[4]:o[5]] = model.cframe
+        I[o[5]:o[6]] = model.cparent
+        I[o[6]:o[7]] = model.corder
+        I[o[7]:o[8]] = model.mass_frames
+        I[o[8]:o[9]] = model.anc.astype(np.int64).ravel()
+        I[o[9]:o[10]] = [p.config.index for p in self._springs]
+        in_cfg = np.full(nu, -1, dtype=np.int64)
+        for f in system.forces:
+            if type(f) is ConfigForce:
                 in_cfg[f.finput.index] = f.config.index
-        return damping, sp_idx, sp_k, sp_q0, in_cfg
+        I[o[10]:o[11]] = in_cfg
+        self._I, self._o = I, o
+        self._F = np.zeros(o[21])
+        self._W = np.zeros(o[31])
+        self._nd, self._nq = nd, nq
+        self._version = -1
+        # views into W for the Python side
+        self._q1 = self._W[o[22]:o[23]]
+        self._p1 = self._W[o[23]:o[24]]
+        self._u1 = self._W[o[24]:o[25]]
+        self._hist = self._W[o[25]:o[26]].reshape(HISTORY, nq)
+        self._q2 = self._W[o[26]:o[27]]
+        self._p2 = self._W[o[27]:o[28]]
+        self._qm = self._W[o[28]:o[29]]
+        self._v = self._W[o[29]:o[30]]
+        self._hist_t = self._W[o[30]:o[31]]
 
-    def solve(self, mvi, guess, max_iterations):
-        """Solve the step set up in ``mvi``; returns ``(q2, p2, iterations)``."""
-        from .midpointvi import ConvergenceError
-        model = self._model
-        damping, sp_idx, sp_k, sp_q0, in_cfg = self._parameters()
-        q2 = guess.copy()
-        p2, iterations, status, rnorm = solve_del(
-            *model.dyn_args(), model.anc, self._system._gvec, mvi._q1, mvi._p1, mvi._u1,
-            q2, mvi._t2 - mvi._t1, mvi.nd, damping, sp_idx, sp_k, sp_q0, in_cfg,
-            mvi.tolerance, max_iterations)
-        if status == OK:
-            return q2, p2, iterations
-        if status == NOT_FINITE:
-            raise ConvergenceError('the DEL residual became non-finite after %d iterations'
-                                   % iterations)
-        if status == SINGULAR:
-            raise ConvergenceError('singular DEL Jacobian after %d iterations (a dynamic '
-                                   'config that moves no mass?)' % iterations)
-        raise ConvergenceError('failed to converge after %d iterations (|DEL| = %.3g)'
-                               % (iterations, rnorm))
+    def _refresh_constants(self):
+        """Copy the model constants and built-in parameters into F (cheap; every step,
+        so that changed spring constants, damping or gravity take effect)."""
+        if self._version == self._system._param_version:
+            return
+        self._version = self._system._param_version
+        model, o, F = self._system._model, self._o, self._F
+        nf = model.nf
+        F[o[12]:o[13]] = model.value
+        F[o[13]:o[14]] = model.mass
+        F[o[14]:o[15]] = model.fixedR.reshape(9 * nf)
+        F[o[15]:o[16]] = model.fixedp.reshape(3 * nf)
+        F[o[16]:o[17]] = model.Ib.reshape(9 * nf)
+        F[o[17]:o[18]] = self._system._gvec
+        d = F[o[18]:o[19]]
+        d[:] = 0.0
+        for damper in self._dampers:
+            d += damper._c
+        for j, spring in enumerate(self._springs):
+            F[o[19] + j] = spring.k
+            F[o[20] + j] = spring.q0
+
+    def reset_history(self, times=(), configs=()):
+        """Forget the predictor history, optionally seeding it with known (t, q) pairs
+        (oldest first)."""
+        n = len(times)
+        self._I[_NHIST] = n
+        if n:
+            self._hist_t[HISTORY - n:] = times
+            self._hist[HISTORY - n:] = configs
+
+    def step(self, mvi, t2, u1, k2, max_iterations):
+        """Solve one step of ``mvi`` to time t2 from mvi's current (t2, q2, p2).
+
+        Returns ``(status, iterations, rnorm)``; on OK the results are in
+        ``self._q2``, ``self._p2`` (views) and the history advanced.  Nothing in ``mvi``
+        changes.
+        """
+        self._refresh_constants()
+        W, I = self._W, self._I
+        W[0] = t2 - mvi._t2
+        W[1] = mvi.tolerance
+        W[3] = t2
+        self._q1[:] = mvi._q2
+        self._p1[:] = mvi._p2
+        self._u1[:] = u1
+        self._q2[:] = mvi._q2
+        self._q2[self._nd:] = k2
+        I[_MAXIT] = max_iterations
+        step_packed(I, self._F, W)
+        return int(I[_STATUS]), int(I[_ITERS]), float(W[2])
+
+    def midpoint(self):
+        """(qm, v) of the last step (views; copy before keeping)."""
+        return self._qm, self._v

@@ -21,6 +21,7 @@ tolerance (trep's rule), and p2 is computed at that final iterate.
 import numpy as np
 import scipy.linalg
 
+from . import fast_step
 from .fast_step import FastStepper
 
 
@@ -28,12 +29,22 @@ class ConvergenceError(Exception):
     """The integrator's root solver did not converge (the state was left unchanged)."""
 
 
-def _vector(value, n, what):
-    arr = np.array(value, dtype=float).reshape(-1) if np.size(value) else np.zeros(0)
+def _sized(value, n, what):
+    """``value`` as a float array of shape (n,) (finiteness not checked)."""
+    arr = np.asarray(value, dtype=float)
     if arr.shape != (n,):
-        raise ValueError('%s must have %d entries, got %d' % (what, n, arr.size))
+        arr = arr.reshape(-1)
+        if arr.shape != (n,):
+            raise ValueError('%s must have %d entries, got %d' % (what, n, arr.size))
+    return arr
+
+
+def _vector(value, n, what):
+    """``value`` as a new finite float array of shape (n,)."""
+    arr = np.array(_sized(value, n, what), dtype=float)
     if not np.all(np.isfinite(arr)):
-        raise ValueError('%s has non-finite entries: %s' % (what, arr))
+        bad = np.nonzero(~np.isfinite(arr))[0]
+        raise ValueError('%s has non-finite entries at %s: %s' % (what, bad.tolist(), arr))
     return arr
 
 
@@ -77,9 +88,17 @@ class MidpointVI:
         self._p2 = np.zeros(s.nQd)
         self._u1 = np.zeros(s.nu)
         self._lambda1 = np.zeros(s.nc)
-        self._history = []       # recent (t, q) pairs for the predictor
         self._deriv1 = None
         self._fast = FastStepper.for_system(s)
+        self._reset_history()
+
+    def _reset_history(self, pairs=None):
+        """Forget (or seed with (t, q) pairs, oldest first) the predictor's history."""
+        self._history = list(pairs or [])
+        self._deriv1 = None
+        if self._fast is not None:
+            self._fast.reset_history([t for t, _ in self._history],
+                                     [q for _, q in self._history])
 
     # ------------------------------------------------------------------ sizes and state
     @property
@@ -113,8 +132,7 @@ class MidpointVI:
         def setter(self, value):
             arr = getattr(self, name)
             setattr(self, name, _vector(value, arr.shape[0], name.strip('_')))
-            self._deriv1 = None
-            self._history = []
+            self._reset_history()
         return property(getter, setter, doc=doc)
 
     q1 = _state_prop('_q1', 'Previous configuration (nQ,).')
@@ -132,7 +150,7 @@ class MidpointVI:
     @t1.setter
     def t1(self, value):
         self._t1 = float(value)
-        self._deriv1 = None
+        self._reset_history()
 
     @property
     def t2(self):
@@ -141,7 +159,7 @@ class MidpointVI:
     @t2.setter
     def t2(self, value):
         self._t2 = float(value)
-        self._deriv1 = None
+        self._reset_history()
 
     @property
     def v2(self):
@@ -161,8 +179,7 @@ class MidpointVI:
         self._q1, self._q2 = q1.copy(), q1.copy()
         self._p1, self._p2 = p1.copy(), p1.copy()
         self._lambda1 = lam
-        self._history = [(self._t2, self._q2.copy())]
-        self._deriv1 = None
+        self._reset_history([(self._t2, self._q2.copy())])
         self._system._set_arrays(q1, np.zeros(self.nq), t=self._t1)
 
     def initialize_from_configs(self, t0, q0, t1, q1, lambda1=None):
@@ -178,8 +195,7 @@ class MidpointVI:
                          else _vector(lambda1, self.nc, 'lambda1'))
         self._p1 = np.zeros(self.nd)
         self._p2 = self._D2Ld()
-        self._history = [(t0, q0.copy()), (t1, q1.copy())]
-        self._deriv1 = None
+        self._reset_history([(t0, q0.copy()), (t1, q1.copy())])
 
     # ------------------------------------------------------------------ discrete mechanics
     def _set_midpoint(self, q1, q2, t1, t2, u1):
@@ -274,19 +290,33 @@ class MidpointVI:
         The current state becomes the previous one; the new (q2, p2, lambda1) solve the
         DEL.  Returns the number of Newton iterations.  Raises ``ConvergenceError`` (and
         leaves the integrator's state unchanged) if the root solver fails, ``ValueError``
-        for wrong sizes or non-finite values.
+        for wrong sizes, non-finite values or a t2 that is not later than the current time.
         """
         t2 = float(t2)
-        u1 = _vector(u1, self.nu, 'u1')
-        k2 = _vector(k2, self.nk, 'k2')
         if not t2 > self._t2:
             raise ValueError('step: t2 = %r must be later than the current time %r'
                              % (t2, self._t2))
+        u1 = _sized(u1, self.nu, 'u1')
+        k2 = _sized(k2, self.nk, 'k2')
+        fast = self._fast
+        if fast is not None and q2_hint is None:
+            status, iterations, rnorm = fast.step(self, t2, u1, k2, max_iterations)
+            if status != fast_step.OK:
+                self._fail(status, iterations, rnorm, t2, u1, k2)
+            self._t1, self._q1, self._p1 = self._t2, self._q2, self._p2
+            self._t2, self._q2, self._p2 = t2, fast._q2.copy(), fast._p2.copy()
+            self._u1 = np.array(u1, dtype=float)
+            self._deriv1 = None
+            qm, v = fast.midpoint()
+            self._system._set_arrays(qm, v, u1, 0.5 * (self._t1 + t2))
+            return iterations
+        u1 = _vector(u1, self.nu, 'u1')
+        k2 = _vector(k2, self.nk, 'k2')
         saved = (self._t1, self._t2, self._q1, self._q2, self._p1, self._p2, self._u1,
                  self._lambda1, list(self._history))
         nd = self.nd
         if q2_hint is not None:
-            guess = _vector(q2_hint, self.nq, 'q2_hint').copy()
+            guess = _vector(q2_hint, self.nq, 'q2_hint')
         else:
             guess = self._predict(t2)
         guess[nd:] = k2
@@ -296,28 +326,34 @@ class MidpointVI:
         self._t2, self._u1 = t2, u1
         self._deriv1 = None
         try:
-            if self._fast is not None:
-                q2, p2, iterations = self._fast.solve(self, guess, max_iterations)
-                lam = np.zeros(0)
-            else:
-                q2, lam, iterations = self._solve_general(guess, lam, max_iterations)
-                p2 = None
-        except ConvergenceError:
+            q2, lam, iterations = self._solve_general(guess, lam, max_iterations)
+        except Exception as exc:
             (self._t1, self._t2, self._q1, self._q2, self._p1, self._p2, self._u1,
              self._lambda1, self._history) = saved
-            raise
-        except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
-            (self._t1, self._t2, self._q1, self._q2, self._p1, self._p2, self._u1,
-             self._lambda1, self._history) = saved
+            if isinstance(exc, (ConvergenceError, ValueError)):
+                raise
             raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc
         self._q2, self._lambda1 = q2, lam
-        self._p2 = self._D2Ld() if p2 is None else p2
-        if p2 is not None:
-            self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
+        self._p2 = self._D2Ld()
         self._history.append((t2, q2.copy()))
-        if len(self._history) > 5:
-            del self._history[0]
+        del self._history[:-5]
+        if fast is not None:
+            self._reset_history([(self._t1, self._q1.copy()), (t2, q2.copy())])
         return iterations
+
+    def _fail(self, status, iterations, rnorm, t2, u1, k2):
+        if status == fast_step.BAD_INPUT:
+            if not np.all(np.isfinite(u1)):
+                _vector(u1, self.nu, 'u1')
+            _vector(k2, self.nk, 'k2')
+        if status == fast_step.NOT_FINITE:
+            raise ConvergenceError('step to t=%g: the DEL residual became non-finite after '
+                                   '%d iterations' % (t2, iterations))
+        if status == fast_step.SINGULAR:
+            raise ConvergenceError('step to t=%g: singular DEL Jacobian (a dynamic config '
+                                   'that moves no mass?)' % t2)
+        raise ConvergenceError('step to t=%g failed to converge after %d iterations '
+                               '(|DEL| = %.3g)' % (t2, iterations, rnorm))
 
     def _solve_general(self, q2, lam, max_iterations):
         nd, nc = self.nd, self.nc

@@ -75,6 +75,44 @@ def _adT(s, y, out):
 
 
 @njit(cache=True)
+def solve_in_place(A, b):
+    """Solve ``A x = b`` by Gaussian elimination with partial pivoting, overwriting A and
+    writing x into b.  Returns False if A is singular.  (For the small dense systems of a
+    step this avoids LAPACK's call and allocation overhead.)"""
+    n = A.shape[0]
+    for k in range(n):
+        piv = k
+        big = abs(A[k, k])
+        for i in range(k + 1, n):
+            if abs(A[i, k]) > big:
+                big = abs(A[i, k])
+                piv = i
+        if big == 0.0 or not np.isfinite(big):
+            return False
+        if piv != k:
+            for j in range(n):
+                tmp = A[k, j]
+                A[k, j] = A[piv, j]
+                A[piv, j] = tmp
+            tmp = b[k]
+            b[k] = b[piv]
+            b[piv] = tmp
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, n):
+            f = A[i, k] * inv
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= f * A[k, j]
+                b[i] -= f * b[k]
+    for k in range(n - 1, -1, -1):
+        acc = b[k]
+        for j in range(k + 1, n):
+            acc -= A[k, j] * b[j]
+        b[k] = acc / A[k, k]
+    return True
+
+
+@njit(cache=True)
 def forward_kinematics(parent, kind, value, fcfg, fixedR, fixedp, q):
     """World rotation ``R (nf, 3, 3)`` and origin ``p (nf, 3)`` of every frame.
 
@@ -155,14 +193,14 @@ def joint_twists(kind, cframe, corder, R, P, nq):
 def spatial_inertia(R, p, m, Ib, out):
     """World-frame spatial inertia of a body with mass ``m`` at ``p`` and body inertia ``Ib``."""
     # top-left: R Ib R^T + m (|p|^2 I - p p^T)
-    RI = np.zeros((3, 3), dtype=R.dtype)
+    # R Ib into the (unused until the end) bottom-left block as scratch
     for r in range(3):
         for c in range(3):
-            RI[r, c] = R[r, 0] * Ib[0, c] + R[r, 1] * Ib[1, c] + R[r, 2] * Ib[2, c]
+            out[3 + r, c] = R[r, 0] * Ib[0, c] + R[r, 1] * Ib[1, c] + R[r, 2] * Ib[2, c]
     pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
     for r in range(3):
         for c in range(3):
-            val = RI[r, 0] * R[c, 0] + RI[r, 1] * R[c, 1] + RI[r, 2] * R[c, 2]
+            val = out[3 + r, 0] * R[c, 0] + out[3 + r, 1] * R[c, 1] + out[3 + r, 2] * R[c, 2]
             val -= m * p[r] * p[c]
             if r == c:
                 val += m * pp
@@ -286,70 +324,51 @@ def second_order(S, Vp, Ic, h, gvec, anc, corder):
             IcG[r] = Ic[c, r, 3] * gvec[0] + Ic[c, r, 4] * gvec[1] + Ic[c, r, 5] * gvec[2]
         _adT(S[c], IcG, z[c])
         _ad(S[c], gam, gk[c])
-    # For each deeper config m, Ic_m applied to [S_o, u_o, g_o] of each ancestor-or-self o.
-    IS = np.zeros(6, dtype=S.dtype)
-    Iu = np.zeros(6, dtype=S.dtype)
-    Ig = np.zeros(6, dtype=S.dtype)
+    # Per deeper config m: Ic_m S_m, Ic_m u_m, Ic_m g_m; every pair term is then a dot
+    # product with the shallower config's S_o, u_o, g_o (Ic_m is symmetric).
     ISm = np.zeros(6, dtype=S.dtype)
     Ium = np.zeros(6, dtype=S.dtype)
+    Igm = np.zeros(6, dtype=S.dtype)
     for jm in range(nj):
         m = corder[jm]
-        Icm = Ic[m]
         for r in range(6):
             a1 = 0.0 * S[0, 0]
             a2 = 0.0 * S[0, 0]
+            a3 = 0.0 * S[0, 0]
             for k in range(6):
-                a1 += Icm[r, k] * S[m, k]
-                a2 += Icm[r, k] * u[m, k]
+                icm = Ic[m, r, k]
+                a1 += icm * S[m, k]
+                a2 += icm * u[m, k]
+                a3 += icm * gk[m, k]
             ISm[r] = a1
             Ium[r] = a2
+            Igm[r] = a3
         for jo in range(jm + 1):
             o = corder[jo]
             if not anc[o, m]:
                 continue
-            for r in range(6):
-                a1 = 0.0 * S[0, 0]
-                a2 = 0.0 * S[0, 0]
-                a3 = 0.0 * S[0, 0]
-                for k in range(6):
-                    a1 += Icm[r, k] * S[o, k]
-                    a2 += Icm[r, k] * u[o, k]
-                    a3 += Icm[r, k] * gk[o, k]
-                IS[r] = a1
-                Iu[r] = a2
-                Ig[r] = a3
-            # (a, b) = (o, m): a is an ancestor-or-self of b
             mm = 0.0 * S[0, 0]
             lvq_om = 0.0 * S[0, 0]
             lqq_om = 0.0 * S[0, 0]
+            wmuo = 0.0 * S[0, 0]
             lvq_mo = 0.0 * S[0, 0]
             lqq_mo = 0.0 * S[0, 0]
-            wmuo = 0.0 * S[0, 0]
             for r in range(6):
-                mm += S[o, r] * ISm[r]
-                lvq_om += -S[o, r] * Ium[r] - w[m, r] * S[o, r]
-                lqq_om += u[o, r] * Ium[r] - z[m, r] * S[o, r]
-                wmuo += w[m, r] * u[o, r]
-            # S_o . Ic_m g_m
-            sig = 0.0 * S[0, 0]
-            for r in range(6):
-                acc = 0.0 * S[0, 0]
-                for k in range(6):
-                    acc += Icm[r, k] * gk[m, k]
-                sig += S[o, r] * acc
-            lqq_om += wmuo - sig
+                so = S[o, r]
+                uo = u[o, r]
+                mm += so * ISm[r]
+                lvq_om -= so * (Ium[r] + w[m, r])
+                lqq_om += uo * Ium[r] - so * (Igm[r] + z[m, r])
+                wmuo += w[m, r] * uo
+                lvq_mo -= ISm[r] * uo
+                lqq_mo += Ium[r] * uo - ISm[r] * gk[o, r]
             M[o, m] = mm
             M[m, o] = mm
             Lvq[o, m] = lvq_om
-            Lqq[o, m] = lqq_om
+            Lqq[o, m] = lqq_om + wmuo
             if o != m:
-                # (a, b) = (m, o): a is the deeper one
-                for r in range(6):
-                    lvq_mo += -S[m, r] * Iu[r]
-                    lqq_mo += u[m, r] * Iu[r] - S[m, r] * Ig[r]
-                lqq_mo += wmuo
                 Lvq[m, o] = lvq_mo
-                Lqq[m, o] = lqq_mo
+                Lqq[m, o] = lqq_mo + wmuo
     return M, Lvq, Lqq
 
 

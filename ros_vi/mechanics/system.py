@@ -79,6 +79,7 @@ class System:
         self._u = np.zeros(0)
         self._t = 0.0
         self._cache = _State()
+        self._param_version = 0   # bumped when built-in parameters or constants change
         self._hold = 1
         self._world = Frame(self, WORLD, name='World')
         self._hold = 0
@@ -125,7 +126,13 @@ class System:
         if self._hold == 0 and self._dirty:
             self._update_structure()
 
+    def _parameters_changed(self):
+        """A built-in parameter (spring constant, damping, ...) changed."""
+        self._param_version += 1
+        self._cache = _State()
+
     def _structure_changed(self):
+        self._param_version += 1
         self._dirty = True
         self._cache = _State()
         if self._hold == 0:
@@ -135,7 +142,7 @@ class System:
         """A constant transform changed: same structure, new numbers."""
         if self._model is not None and not self._dirty:
             self._model.update_constants(self._frames_list)
-        self._cache = _State()
+        self._parameters_changed()
 
     def _ensure_structure(self):
         if self._dirty:

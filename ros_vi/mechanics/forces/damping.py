@@ -46,6 +46,9 @@ class Damping(Force):
     def _structure_updated(self):
         configs = self._system.configs
         self._c = np.array([self.get_damping_coefficient(c) for c in configs], dtype=float)
+        if not np.all(np.isfinite(self._c)):
+            raise ValueError('Damping %r: coefficients must be finite' % (self.name,))
+        self._system._parameters_changed()
 
     def coefficient_vector(self):
         """Damping coefficient of every config, (nQ,)."""

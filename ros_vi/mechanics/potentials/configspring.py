@@ -31,7 +31,12 @@ class ConfigSpring(Potential):
 
     @k.setter
     def k(self, value):
-        self._k = float(value)
+        value = float(value)
+        if not np.isfinite(value):
+            raise ValueError('ConfigSpring %r: k must be finite, got %r' % (self.name, value))
+        self._k = value
+        if hasattr(self, '_system'):
+            self._system._parameters_changed()
 
     @property
     def q0(self):
@@ -39,7 +44,12 @@ class ConfigSpring(Potential):
 
     @q0.setter
     def q0(self, value):
-        self._q0 = float(value)
+        value = float(value)
+        if not np.isfinite(value):
+            raise ValueError('ConfigSpring %r: q0 must be finite, got %r' % (self.name, value))
+        self._q0 = value
+        if hasattr(self, '_system'):
+            self._system._parameters_changed()
 
     def V(self):
         return 0.5 * self._k * (self._config.q - self._q0) ** 2
