@@ -4,8 +4,8 @@ integrator, for Python 3 and ROS 2.
 The physics core is import-compatible with trep: ``import ros_vi as trep``.
 """
 from .mechanics import (CONST_SE3, RX, RY, RZ, TX, TY, TZ, WORLD, Config, Constraint, Force,
-                        Frame, Input, Potential, System, const_se3, const_txyz, constraints,
-                        forces, potentials, rx, ry, rz, tx, ty, tz)
+                        Frame, Input, Potential, Spline, System, TapeMeasure, const_se3,
+                        const_txyz, constraints, forces, potentials, rx, ry, rz, tx, ty, tz)
 from .integrators import ConvergenceError, MidpointVI
 
 __version__ = '0.1.0'

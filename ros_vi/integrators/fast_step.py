@@ -32,7 +32,7 @@ _NF, _NQ, _ND, _NU, _NJ, _NM, _NSP, _MAXIT, _NHIST, _STATUS, _ITERS = range(11)
 def _layout(I):
     """Offsets into I, F and W from the sizes in I's header (shared by pack and step)."""
     nf, nq, nd, nu, nj, nm, nsp = I[0], I[1], I[2], I[3], I[4], I[5], I[6]
-    o = np.empty(32, dtype=np.int64)
+    o = np.empty(36, dtype=np.int64)
     # I: parent, kind, fcfg, fjoint (nf each), cframe, cparent (nq), corder (nj),
     #    mass_frames (nm), anc (nq*nq), sp_idx (nsp), in_cfg (nu)
     o[0] = _H
@@ -59,18 +59,23 @@ def _layout(I):
     o[19] = o[18] + nq
     o[20] = o[19] + nsp
     o[21] = o[20] + nsp           # end of F
-    # W: dt, tol, rnorm, t2 | q1 (nq), p1 (nd), u1 (nu), hist (HISTORY nq, oldest first),
-    #    q2 (nq), p2 (nd), qm (nq), v (nq), hist_t (HISTORY)
+    # W: dt, tol, rnorm, t2 | integrator state q1 (nq), p1 (nd), q2 (nq), p2 (nd), u1 (nu) |
+    #    inputs u_in (nu), k_in (nq - nd) | hist (HISTORY nq, oldest first), hist_t (HISTORY) |
+    #    work q2n (nq), p2n (nd), qm (nq), v (nq)
     o[22] = 4
-    o[23] = o[22] + nq
-    o[24] = o[23] + nd
-    o[25] = o[24] + nu
-    o[26] = o[25] + HISTORY * nq
-    o[27] = o[26] + nq
-    o[28] = o[27] + nd
-    o[29] = o[28] + nq
-    o[30] = o[29] + nq
-    o[31] = o[30] + HISTORY       # end of W
+    o[23] = o[22] + nq            # p1
+    o[24] = o[23] + nd            # q2
+    o[25] = o[24] + nq            # p2
+    o[26] = o[25] + nd            # u1
+    o[27] = o[26] + nu            # u_in
+    o[28] = o[27] + nu            # k_in
+    o[29] = o[28] + nq - nd       # hist
+    o[30] = o[29] + HISTORY * nq  # hist_t
+    o[31] = o[30] + HISTORY       # q2n
+    o[32] = o[31] + nq            # p2n
+    o[33] = o[32] + nd            # qm
+    o[34] = o[33] + nq            # v
+    o[35] = o[34] + nq            # end of W
     return o
 
 
@@ -101,15 +106,22 @@ def step_packed(I, F, W):
     sp_k = F[o[19]:o[20]]
     sp_q0 = F[o[20]:o[21]]
     dt, tol = W[0], W[1]
-    q1 = W[o[22]:o[23]]
-    p1 = W[o[23]:o[24]]
-    u1 = W[o[24]:o[25]]
-    hist = W[o[25]:o[26]].reshape((HISTORY, nq))
-    q2 = W[o[26]:o[27]]
-    p2 = W[o[27]:o[28]]
-    qm = W[o[28]:o[29]]
-    v = W[o[29]:o[30]]
+    # the step starts from the integrator's current state (q2, p2) ...
+    q1 = W[o[24]:o[25]]
+    p1 = W[o[25]:o[26]]
+    u1 = W[o[27]:o[28]]
+    k2 = W[o[28]:o[29]]
+    hist = W[o[29]:o[30]].reshape((HISTORY, nq))
     hist_t = W[o[30]:o[31]]
+    # ... and solves for the new one
+    q2 = W[o[31]:o[32]]
+    p2 = W[o[32]:o[33]]
+    qm = W[o[33]:o[34]]
+    v = W[o[34]:o[35]]
+    for i in range(nd):
+        q2[i] = q1[i]
+    for i in range(nd, nq):
+        q2[i] = k2[i - nd]
 
     # usable history: trailing configurations spaced dt apart, ending at (t1, q1)
     t1 = W[3] - dt
@@ -173,15 +185,21 @@ def step_packed(I, F, W):
             for i in range(nd):
                 q2[i] = q1[i]
 
+    # Newton works on the increment dlt = q2 - q1: the velocity dlt/dt then carries no
+    # cancellation error even when q is large (a free joint that has turned many times).
+    dlt = np.empty(nq)
+    for i in range(nq):
+        dlt[i] = q2[i] - q1[i]
     r = np.empty(nd)
+    force = np.empty(nd)
     J = np.empty((nd, nd))
     it = 0
     status = NOT_CONVERGED
     rnorm = np.inf
     while True:
         for i in range(nq):
-            qm[i] = 0.5 * (q1[i] + q2[i])
-            v[i] = (q2[i] - q1[i]) / dt
+            qm[i] = q1[i] + 0.5 * dlt[i]
+            v[i] = dlt[i] / dt
         R, P, S, Vp, Ic, h, Lq, Lv, T, Vg = kernel.first_order(
             parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
             cframe, cparent, corder, gvec, qm, v)
@@ -193,6 +211,7 @@ def step_packed(I, F, W):
             for j in range(nu):
                 if in_cfg[j] == i:
                     f += u1[j]
+            force[i] = f
             r[i] = p1[i] + 0.5 * dt * Lq[i] - Lv[i] + dt * f
             acc += r[i] * r[i]
         rnorm = np.sqrt(acc)
@@ -201,8 +220,13 @@ def step_packed(I, F, W):
             break
         if rnorm <= tol:
             status = OK
+            # p2 = D2Ld, written as p1 + D1Ld + D2Ld + f- (equal at the root): the
+            # momentum update then does not inherit the solver residual, so momenta of
+            # cyclic configs are conserved to rounding
+            for i in range(nq):
+                q2[i] = q1[i] + dlt[i]
             for i in range(nd):
-                p2[i] = 0.5 * dt * Lq[i] + Lv[i]
+                p2[i] = p1[i] + dt * (Lq[i] + force[i])
             # shift the history and append (t2, q2)
             for j in range(HISTORY - 1):
                 hist_t[j] = hist_t[j + 1]
@@ -212,6 +236,15 @@ def step_packed(I, F, W):
             for i in range(nq):
                 hist[HISTORY - 1, i] = q2[i]
             I[_NHIST] = min(nhist + 1, HISTORY)
+            # commit: (q1, p1) <- (q2, p2) <- new; u1 <- u_in
+            for i in range(nq):
+                W[o[22] + i] = q1[i]
+                q1[i] = q2[i]
+            for i in range(nd):
+                W[o[23] + i] = p1[i]
+                p1[i] = p2[i]
+            for j in range(nu):
+                W[o[26] + j] = u1[j]
             break
         if it >= max_iter:
             break
@@ -231,7 +264,7 @@ def step_packed(I, F, W):
             status = SINGULAR
             break
         for i in range(nd):
-            q2[i] -= r[i]
+            dlt[i] -= r[i]
         it += 1
     W[2] = rnorm
     I[_STATUS] = status
@@ -284,25 +317,27 @@ class FastStepper:
         I[o[10]:o[11]] = in_cfg
         self._I, self._o = I, o
         self._F = np.zeros(o[21])
-        self._W = np.zeros(o[31])
-        self._nd, self._nq = nd, nq
+        self._W = np.zeros(o[35])
+        self._nd, self._nq, self._nu = nd, nq, nu
         self._version = -1
-        # views into W for the Python side
-        self._q1 = self._W[o[22]:o[23]]
-        self._p1 = self._W[o[23]:o[24]]
-        self._u1 = self._W[o[24]:o[25]]
-        self._hist = self._W[o[25]:o[26]].reshape(HISTORY, nq)
-        self._q2 = self._W[o[26]:o[27]]
-        self._p2 = self._W[o[27]:o[28]]
-        self._qm = self._W[o[28]:o[29]]
-        self._v = self._W[o[29]:o[30]]
-        self._hist_t = self._W[o[30]:o[31]]
+        W = self._W
+        self.u_in = W[o[27]:o[28]]
+        self.k_in = W[o[28]:o[29]]
+        self._hist = W[o[29]:o[30]].reshape(HISTORY, nq)
+        self._hist_t = W[o[30]:o[31]]
+        self._qm = W[o[33]:o[34]]
+        self._v = W[o[34]:o[35]]
+
+    def state_views(self):
+        """Views (q1, p1, q2, p2, u1) into the packed state: the integrator keeps its state
+        here so a step needs no copies in Python."""
+        o, W = self._o, self._W
+        return (W[o[22]:o[23]], W[o[23]:o[24]], W[o[24]:o[25]], W[o[25]:o[26]],
+                W[o[26]:o[27]])
 
     def _refresh_constants(self):
         """Copy the model constants and built-in parameters into F (cheap; every step,
         so that changed spring constants, damping or gravity take effect)."""
-        if self._version == self._system._param_version:
-            return
         self._version = self._system._param_version
         model, o, F = self._system._model, self._o, self._F
         nf = model.nf
@@ -329,23 +364,18 @@ class FastStepper:
             self._hist_t[HISTORY - n:] = times
             self._hist[HISTORY - n:] = configs
 
-    def step(self, mvi, t2, u1, k2, max_iterations):
-        """Solve one step of ``mvi`` to time t2 from mvi's current (t2, q2, p2).
+    def step(self, t1, t2, tolerance, max_iterations):
+        """Step from time t1 to t2 with the inputs already in ``u_in``/``k_in``.
 
-        Returns ``(status, iterations, rnorm)``; on OK the results are in
-        ``self._q2``, ``self._p2`` (views) and the history advanced.  Nothing in ``mvi``
-        changes.
+        Returns ``(status, iterations, rnorm)``.  On OK the state views hold the new state
+        and the history has advanced; otherwise nothing changed.
         """
-        self._refresh_constants()
+        if self._version != self._system._param_version:
+            self._refresh_constants()
         W, I = self._W, self._I
-        W[0] = t2 - mvi._t2
-        W[1] = mvi.tolerance
+        W[0] = t2 - t1
+        W[1] = tolerance
         W[3] = t2
-        self._q1[:] = mvi._q2
-        self._p1[:] = mvi._p2
-        self._u1[:] = u1
-        self._q2[:] = mvi._q2
-        self._q2[self._nd:] = k2
         I[_MAXIT] = max_iterations
         step_packed(I, self._F, W)
         return int(I[_STATUS]), int(I[_ITERS]), float(W[2])

@@ -57,6 +57,9 @@ class MidpointVI:
     tolerance : float
         Root-solver tolerance on the 2-norm of the DEL residual.
     num_threads : ignored (kept for trep compatibility).
+    fast : bool
+        Use the compiled single-call step when the system allows it (no constraints; only
+        Gravity, ConfigSpring, Damping and ConfigForce).  False forces the general path.
 
     State: ``t1, q1 (nQ,), p1 (nQd,)`` (previous) and ``t2, q2, p2`` (current), ``u1 (nu,)``,
     ``lambda1 (nc,)``; ``v2`` the kinematic velocity (q2_k - q1_k)/(t2 - t1).
@@ -68,9 +71,10 @@ class MidpointVI:
     >>> mvi.step(0.1, [0.0])      # returns the number of Newton iterations
     """
 
-    def __init__(self, system, tolerance=1e-10, num_threads=None):
+    def __init__(self, system, tolerance=1e-10, num_threads=None, fast=True):
         self._system = system
         self.tolerance = float(tolerance)
+        self._use_fast = bool(fast)
         system.add_structure_changed_func(self._structure_updated)
         self._structure_updated()
 
@@ -82,14 +86,16 @@ class MidpointVI:
         s = self._system
         s._ensure_structure()
         self._t1 = self._t2 = 0.0
-        self._q1 = np.zeros(s.nQ)
-        self._q2 = np.zeros(s.nQ)
-        self._p1 = np.zeros(s.nQd)
-        self._p2 = np.zeros(s.nQd)
-        self._u1 = np.zeros(s.nu)
+        self._fast = FastStepper.for_system(s) if self._use_fast else None
+        if self._fast is not None:
+            # the state lives in the compiled stepper's buffer: a step copies nothing
+            self._q1, self._p1, self._q2, self._p2, self._u1 = self._fast.state_views()
+        else:
+            self._q1, self._q2 = np.zeros(s.nQ), np.zeros(s.nQ)
+            self._p1, self._p2 = np.zeros(s.nQd), np.zeros(s.nQd)
+            self._u1 = np.zeros(s.nu)
         self._lambda1 = np.zeros(s.nc)
         self._deriv1 = None
-        self._fast = FastStepper.for_system(s)
         self._reset_history()
 
     def _reset_history(self, pairs=None):
@@ -99,6 +105,15 @@ class MidpointVI:
         if self._fast is not None:
             self._fast.reset_history([t for t, _ in self._history],
                                      [q for _, q in self._history])
+
+    def _save(self):
+        return (self._t1, self._t2, self._q1.copy(), self._q2.copy(), self._p1.copy(),
+                self._p2.copy(), self._u1.copy(), self._lambda1.copy(), list(self._history))
+
+    def _restore(self, saved):
+        (self._t1, self._t2, q1, q2, p1, p2, u1, self._lambda1, self._history) = saved
+        self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
+        self._reset_history(self._history)
 
     # ------------------------------------------------------------------ sizes and state
     @property
@@ -131,7 +146,11 @@ class MidpointVI:
 
         def setter(self, value):
             arr = getattr(self, name)
-            setattr(self, name, _vector(value, arr.shape[0], name.strip('_')))
+            value = _vector(value, arr.shape[0], name.strip('_'))
+            if name == '_lambda1':
+                self._lambda1 = value
+            else:
+                arr[:] = value
             self._reset_history()
         return property(getter, setter, doc=doc)
 
@@ -176,8 +195,8 @@ class MidpointVI:
         p1 = _vector(p1, self.nd, 'p1')
         lam = np.zeros(self.nc) if lambda1 is None else _vector(lambda1, self.nc, 'lambda1')
         self._t1 = self._t2 = float(t1)
-        self._q1, self._q2 = q1.copy(), q1.copy()
-        self._p1, self._p2 = p1.copy(), p1.copy()
+        self._q1[:], self._q2[:] = q1, q1
+        self._p1[:], self._p2[:] = p1, p1
         self._lambda1 = lam
         self._reset_history([(self._t2, self._q2.copy())])
         self._system._set_arrays(q1, np.zeros(self.nq), t=self._t1)
@@ -190,11 +209,11 @@ class MidpointVI:
         if not t1 > t0:
             raise ValueError('initialize_from_configs needs t1 > t0 (got %g, %g)' % (t0, t1))
         self._t1, self._t2 = t0, t1
-        self._q1, self._q2 = q0, q1.copy()
+        self._q1[:], self._q2[:] = q0, q1
         self._lambda1 = (np.zeros(self.nc) if lambda1 is None
                          else _vector(lambda1, self.nc, 'lambda1'))
-        self._p1 = np.zeros(self.nd)
-        self._p2 = self._D2Ld()
+        self._p1[:] = 0.0
+        self._p2[:] = self._D2Ld()
         self._reset_history([(t0, q0.copy()), (t1, q1.copy())])
 
     # ------------------------------------------------------------------ discrete mechanics
@@ -212,21 +231,32 @@ class MidpointVI:
         Lq = Lq - s._extras()['V_dq'] if s._general_potentials() else Lq
         return (0.5 * dt * Lq + Lv)[:nd].copy()
 
-    def _residual(self, q2, lam):
-        """DEL residual (nd + nc,) at the trial q2, lambda1 (system left at the midpoint)."""
+    def _residual(self, delta, lam):
+        """DEL residual (nd + nc,) at q2 = q1 + delta and lambda1 (system left at the
+        midpoint q1 + delta/2, velocity delta/dt).  Working with the increment keeps the
+        velocity free of cancellation error when q is large.
+
+        Also stores the step's momentum change ``dt (L_q + F) - Dh1^T lambda1`` (nd,) for
+        the p2 update.
+        """
         s = self._system
         nd = self.nd
         dt = self._t2 - self._t1
         if self.nc:
-            s._set_arrays(q2, (q2 - self._q1) / dt, self._u1, self._t2)
+            # h(q2) and Dh(q2) at the same state, so the constraints share its kinematics
+            s._set_arrays(self._q1 + delta, delta / dt, self._u1, self._t2)
             h2 = s._constraint_values()
-        self._set_midpoint(self._q1, q2, self._t1, self._t2, self._u1)
+            self._Dh2 = s.constraint_jacobian()
+        s._set_arrays(self._q1 + 0.5 * delta, delta / dt, self._u1, 0.5 * (self._t1 + self._t2))
         Lq, Lv, T, Vg = s._model.first_order(s._gvec, s._q, s._dq)
         e = s._extras()
-        r = self._p1 + (0.5 * dt * (Lq - e['V_dq']) - Lv + dt * e['F'])[:nd]
+        impulse = dt * (Lq - e['V_dq'] + e['F'])[:nd]
+        r = self._p1 + impulse - (0.5 * dt * (Lq - e['V_dq']) + Lv)[:nd]
         if self.nc:
-            r = r - self._Dh1[:, :nd].T @ lam
-            return np.concatenate([r, h2])
+            constraint_impulse = self._Dh1[:, :nd].T @ lam
+            self._impulse = impulse - constraint_impulse
+            return np.concatenate([r - constraint_impulse, h2])
+        self._impulse = impulse
         return r
 
     def _midpoint_partials(self):
@@ -296,24 +326,25 @@ class MidpointVI:
         if not t2 > self._t2:
             raise ValueError('step: t2 = %r must be later than the current time %r'
                              % (t2, self._t2))
-        u1 = _sized(u1, self.nu, 'u1')
-        k2 = _sized(k2, self.nk, 'k2')
         fast = self._fast
         if fast is not None and q2_hint is None:
-            status, iterations, rnorm = fast.step(self, t2, u1, k2, max_iterations)
+            if np.shape(u1) != fast.u_in.shape:
+                _sized(u1, self.nu, 'u1')
+            if np.shape(k2) != fast.k_in.shape:
+                _sized(k2, self.nk, 'k2')
+            fast.u_in[:] = u1
+            fast.k_in[:] = k2
+            t1 = self._t2
+            status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
             if status != fast_step.OK:
-                self._fail(status, iterations, rnorm, t2, u1, k2)
-            self._t1, self._q1, self._p1 = self._t2, self._q2, self._p2
-            self._t2, self._q2, self._p2 = t2, fast._q2.copy(), fast._p2.copy()
-            self._u1 = np.array(u1, dtype=float)
+                self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
+            self._t1, self._t2 = t1, t2
             self._deriv1 = None
-            qm, v = fast.midpoint()
-            self._system._set_arrays(qm, v, u1, 0.5 * (self._t1 + t2))
+            self._system._set_arrays(fast._qm, fast._v, self._u1, 0.5 * (t1 + t2))
             return iterations
         u1 = _vector(u1, self.nu, 'u1')
         k2 = _vector(k2, self.nk, 'k2')
-        saved = (self._t1, self._t2, self._q1, self._q2, self._p1, self._p2, self._u1,
-                 self._lambda1, list(self._history))
+        saved = self._save()
         nd = self.nd
         if q2_hint is not None:
             guess = _vector(q2_hint, self.nq, 'q2_hint')
@@ -322,23 +353,21 @@ class MidpointVI:
         guess[nd:] = k2
         lam = (self._lambda1.copy() if lambda1_hint is None
                else _vector(lambda1_hint, self.nc, 'lambda1_hint'))
-        self._t1, self._q1, self._p1 = self._t2, self._q2, self._p2
-        self._t2, self._u1 = t2, u1
+        self._t1, self._t2 = self._t2, t2
+        self._q1[:], self._p1[:], self._u1[:] = self._q2, self._p2, u1
         self._deriv1 = None
         try:
-            q2, lam, iterations = self._solve_general(guess, lam, max_iterations)
+            q2, p2, lam, iterations = self._solve_general(guess, lam, max_iterations)
         except Exception as exc:
-            (self._t1, self._t2, self._q1, self._q2, self._p1, self._p2, self._u1,
-             self._lambda1, self._history) = saved
+            self._restore(saved)
             if isinstance(exc, (ConvergenceError, ValueError)):
                 raise
             raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc
-        self._q2, self._lambda1 = q2, lam
-        self._p2 = self._D2Ld()
-        self._history.append((t2, q2.copy()))
-        del self._history[:-5]
+        self._q2[:], self._p2[:], self._lambda1 = q2, p2, lam
+        pairs = [(t, q) for t, q in self._history if t < t2][-4:] + [(t2, q2.copy())]
         if fast is not None:
-            self._reset_history([(self._t1, self._q1.copy()), (t2, q2.copy())])
+            pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]
+        self._reset_history(pairs)
         return iterations
 
     def _fail(self, status, iterations, rnorm, t2, u1, k2):
@@ -356,17 +385,21 @@ class MidpointVI:
                                '(|DEL| = %.3g)' % (t2, iterations, rnorm))
 
     def _solve_general(self, q2, lam, max_iterations):
+        """Newton's method on (q2_d - q1_d, lambda1) from the guess ``q2``; returns
+        ``(q2, p2, lambda1, iterations)`` with p2 = p1 + D1Ld + D2Ld + f- - Dh1^T lambda1
+        (equal to D2Ld at the root, without the solver residual)."""
         nd, nc = self.nd, self.nc
         self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
         tols = np.array([c.tolerance for c in self._system.constraints])
+        delta = q2 - self._q1
         iterations = 0
         while True:
-            r = self._residual(q2, lam)
+            r = self._residual(delta, lam)
             if not np.all(np.isfinite(r)):
                 raise ConvergenceError('the DEL residual became non-finite at iteration %d '
-                                       '(q2 = %s)' % (iterations, q2))
+                                       '(q2 = %s)' % (iterations, self._q1 + delta))
             if np.linalg.norm(r[:nd]) <= self.tolerance and np.all(np.abs(r[nd:]) <= tols):
-                return q2, lam, iterations
+                return self._q1 + delta, self._p1 + self._impulse, lam, iterations
             if iterations >= max_iterations:
                 raise ConvergenceError('failed to converge after %d iterations '
                                        '(|DEL| = %.3g)' % (iterations, np.linalg.norm(r)))
@@ -374,20 +407,19 @@ class MidpointVI:
             A = np.zeros((nd + nc, nd + nc))
             A[:nd, :nd] = J2[:, :nd]
             if nc:
-                Dh2 = self._constraint_jacobian_at(q2)
                 A[:nd, nd:] = -self._Dh1[:, :nd].T
-                A[nd:, :nd] = Dh2[:, :nd]
-            delta = scipy.linalg.solve(A, r, check_finite=False)
-            q2 = q2.copy()
-            q2[:nd] -= delta[:nd]
-            lam = lam - delta[nd:]
+                A[nd:, :nd] = self._Dh2[:, :nd]
+            step = scipy.linalg.solve(A, r, check_finite=False)
+            delta = delta.copy()
+            delta[:nd] -= step[:nd]
+            lam = lam - step[nd:]
             iterations += 1
 
     def calc_f(self):
         """The DEL residual (nQd + nc,) at the current states (zero for a solved step)."""
         nc = self.nc
         self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
-        return self._residual(self._q2, self._lambda1)
+        return self._residual(self._q2 - self._q1, self._lambda1)
 
     # ------------------------------------------------------------------ first derivatives
     def _calc_deriv1(self):

@@ -9,4 +9,6 @@ from .system import System
 from .potential import Potential
 from .force import Force
 from .constraint import Constraint
+from .tapemeasure import TapeMeasure
+from .spline import Spline
 from . import potentials, forces, constraints

@@ -84,6 +84,36 @@ class Force:
     def _f_du_matrix(self):
         return self._matrix(self.f_du, self._system.inputs)
 
+    def _tensor(self, method, cols1, cols2):
+        configs = self._system.configs
+        return np.array([[[method(a, b, c) for c in cols2] for b in cols1] for a in configs],
+                        dtype=float).reshape(len(configs), len(cols1), len(cols2))
+
+    # second derivatives, (nQ, n1, n2) indexed [output, input1, input2]
+    def _f_dqdq_tensor(self):
+        c = self._system.configs
+        return self._tensor(self.f_dqdq, c, c)
+
+    def _f_ddqdq_tensor(self):
+        c = self._system.configs
+        return self._tensor(self.f_ddqdq, c, c)
+
+    def _f_ddqddq_tensor(self):
+        c = self._system.configs
+        return self._tensor(self.f_ddqddq, c, c)
+
+    def _f_dudq_tensor(self):
+        s = self._system
+        return self._tensor(self.f_dudq, s.inputs, s.configs)
+
+    def _f_duddq_tensor(self):
+        s = self._system
+        return self._tensor(self.f_duddq, s.inputs, s.configs)
+
+    def _f_dudu_tensor(self):
+        s = self._system
+        return self._tensor(self.f_dudu, s.inputs, s.inputs)
+
     # derivative checks
     def _all(self, method, *args):
         return [method(c, *args) for c in self._system.configs]

@@ -187,9 +187,17 @@ class Frame:
         self._inertia = np.zeros((3, 3))
         self._index = -1
         where = 'frame %r' % (name,)
+        if name is None and isinstance(param, str):
+            where = 'unnamed %s frame of config %r' % (transform, param)
         system = self._system
         system.hold_structure_changes()
         try:
+            try:
+                self._set_mass_value(mass)      # validate before creating a Config
+            except ValueError as err:
+                if name is None:
+                    raise ValueError(str(err).replace('frame None', where, 1)) from None
+                raise
             if transform == CONST_SE3:
                 self._se3 = _check_se3(param, where)
             elif transform != WORLD:
@@ -204,7 +212,6 @@ class Frame:
                         raise ValueError('%s: transform value must be finite, got %r'
                                          % (where, param))
                     self._value = value
-            self._set_mass_value(mass)
             if self._parent is not None:
                 self._parent._children.append(self)
             system._add_frame(self)

@@ -53,6 +53,13 @@ class Potential:
         return np.array([[self.V_dqdq(a, b) for b in configs] for a in configs],
                         dtype=float).reshape(len(configs), len(configs))
 
+    def _V_dqdqdq_tensor(self):
+        """Third derivatives (nQ, nQ, nQ); used by the integrator's second derivatives."""
+        c = self._system.configs
+        n = len(c)
+        return np.array([[[self.V_dqdqdq(a, b, d) for d in c] for b in c] for a in c],
+                        dtype=float).reshape(n, n, n)
+
     def validate_V_dq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         """Check V_dq against central differences of V; True if all pass."""
         s = self._system

@@ -10,7 +10,7 @@ from .model import Model
 
 class _State:
     """Results cached for one state of the System (dropped on any change)."""
-    __slots__ = ('kin', 'terms', 'first', 'extras', 'dyn', 'dyn1')
+    __slots__ = ('kin', 'terms', 'first', 'extras', 'dyn', 'dyn1', 'third', 'force2')
 
     def __init__(self):
         self.kin = None      # (R, P, S)
@@ -19,6 +19,8 @@ class _State:
         self.extras = None   # aggregated non-kernel potentials/forces
         self.dyn = None      # (ddqd, lambda)
         self.dyn1 = None     # first derivatives of the dynamics
+        self.third = None    # third partials of L
+        self.force2 = None   # second derivatives of the forces
 
 
 def _identify(identifier, kind, items, what):
@@ -278,6 +280,8 @@ class System:
 
     def get_config(self, identifier):
         """Config by index, name or object (IndexError / KeyError / TypeError)."""
+        if isinstance(identifier, Config):      # no structure update needed (works on hold)
+            return identifier
         return _identify(identifier, Config, self.configs, 'config')
 
     def get_input(self, identifier):
@@ -516,6 +520,59 @@ class System:
         out = self._model.lagrangian_terms(self._gvec.astype(complex), q, dq)
         return out[which].imag / h
 
+    def _lagrangian_third(self):
+        """All third partials of L at the current state, each (nQ, nQ, nQ)::
+
+            Lqqq[a, b, c] = d3L/dq_a dq_b dq_c
+            Lqqv[a, b, c] = d3L/dq_a dq_b dv_c
+            Lqvv[a, b, c] = d3L/dq_a dv_b dv_c      (d3L/dv3 = 0: T is quadratic in v)
+
+        One complex-step evaluation of the kernel per config (exact to rounding), minus
+        the third derivatives of the non-kernel potentials.
+        """
+        c = self._cache
+        if getattr(c, 'third', None) is None:
+            n = self.nQ
+            h = 1e-30
+            Lqqq = np.zeros((n, n, n))
+            Lqqv = np.zeros((n, n, n))
+            Lqvv = np.zeros((n, n, n))
+            gvec = self._gvec.astype(complex)
+            dq = self._dq.astype(complex)
+            for k in range(n):
+                q = self._q.astype(complex)
+                q[k] += 1j * h
+                out = self._model.lagrangian_terms(gvec, q, dq)
+                dM, dLvq, dLqq = out[2].imag / h, out[3].imag / h, out[4].imag / h
+                Lqqq[:, :, k] = dLqq
+                # dLvq[a, b]/dq_k = d3L/dv_a dq_b dq_k
+                Lqqv[:, k, :] = dLvq.T
+                # dM[a, b]/dq_k = d3L/dv_a dv_b dq_k
+                Lqvv[k, :, :] = dM
+            for pot in self._general_potentials():
+                Lqqq -= pot._V_dqdqdq_tensor()
+            c.third = (Lqqq, Lqqv, Lqvv)
+        return c.third
+
+    def _force_second(self):
+        """Sums of the forces' second derivatives, dict of (nQ, n1, n2) [output, in1, in2]:
+        qq, vq (d dq_1, q_2), vv, uq, uv, uu."""
+        c = self._cache
+        if getattr(c, 'force2', None) is None:
+            n, nu = self.nQ, self.nu
+            out = {'qq': np.zeros((n, n, n)), 'vq': np.zeros((n, n, n)),
+                   'vv': np.zeros((n, n, n)), 'uq': np.zeros((n, nu, n)),
+                   'uv': np.zeros((n, nu, n)), 'uu': np.zeros((n, nu, nu))}
+            for f in self._forces:
+                out['qq'] += f._f_dqdq_tensor()
+                out['vq'] += f._f_ddqdq_tensor()
+                out['vv'] += f._f_ddqddq_tensor()
+                out['uq'] += f._f_dudq_tensor()
+                out['uv'] += f._f_duddq_tensor()
+                out['uu'] += f._f_dudu_tensor()
+            c.force2 = out
+        return c.force2
+
     def L_dqdqdq(self, q1, q2, q3):
         """d^3L / dq1 dq2 dq3."""
         i, j, k = (self.get_config(x).index for x in (q1, q2, q3))
@@ -646,25 +703,21 @@ class System:
             qdd[:nd] = ddqd
             dq = self._dq
 
-            def kinetic_residual(which_is_q, i):
-                # d/dx_i of K = M qdd + Lvq dq - Lq (kernel part), by complex step
-                hstep = 1e-30
-                qc = self._q.astype(complex)
-                dqc = self._dq.astype(complex)
-                if which_is_q:
-                    qc[i] += 1j * hstep
-                else:
-                    dqc[i] += 1j * hstep
-                Lq, Lv, M, Lvq, Lqq, T, Vg = self._model.lagrangian_terms(
-                    self._gvec.astype(complex), qc, dqc)
-                return (M @ qdd + Lvq @ dqc - Lq).imag / hstep
-
+            # Kinetic part K = M qdd + Lvq dq - Lq.  Since mixed partials commute and M does
+            # not depend on dq, with D the derivative along the motion (q, v) -> (dq, qdd):
+            #   dK/dq  = D(Lvq) - Lqq,     dK/d(dq) = Lvq - Lvq^T + D(M)
+            # and one complex-step evaluation of the kernel gives D of every term exactly.
+            hstep = 1e-30
+            Lq, Lv, M, Lvq, Lqq, T, Vg = self._terms()
+            out = self._model.lagrangian_terms(
+                self._gvec.astype(complex), self._q + 1j * hstep * dq,
+                dq + 1j * hstep * qdd)
+            DM, DLvq = out[2].imag / hstep, out[3].imag / hstep
             E_q = np.zeros((nd + nc, nq))
             E_dq = np.zeros((nd + nc, nq))
             H = self._constraint_hessians() if nc else np.zeros((0, nq, nq))
-            for i in range(nq):
-                E_q[:nd, i] = kinetic_residual(True, i)[:nd]
-                E_dq[:nd, i] = kinetic_residual(False, i)[:nd]
+            E_q[:nd] = (DLvq - Lqq)[:nd]
+            E_dq[:nd] = (Lvq - Lvq.T + DM)[:nd]
             E_q[:nd] += e['V_dqdq'][:nd] - e['F_dq'][:nd]
             E_dq[:nd] += -e['F_ddq'][:nd]
             if nc:
@@ -774,7 +827,7 @@ class System:
         return np.array([con.h() for con in self._constraints])
 
     def _optimize_configs(self, objective, tolerance, verbose, keep_kinematic, constant_q_list,
-                          what):
+                          what, hessian=None):
         self._ensure_structure()
         fixed = set()
         if keep_kinematic:
@@ -811,6 +864,23 @@ class System:
                                       options={'ftol': tolerance * 1e-2, 'maxiter': 500,
                                                'disp': bool(verbose)})
         set_free(res.x)
+        if hessian is not None and not self.nc:
+            # SLSQP stops on the change of the objective, which leaves q only ~sqrt(ftol)
+            # accurate: polish with Newton steps until max |gradient| <= tolerance
+            for _ in range(20):
+                val, grad = objective()
+                grad = grad[free]
+                if np.abs(grad).max() <= tolerance:
+                    break
+                try:
+                    cho = scipy.linalg.cho_factor(hessian()[np.ix_(free, free)])
+                except np.linalg.LinAlgError:
+                    break                   # not at a strict minimum: keep the SLSQP result
+                x = self._q[free].copy()
+                set_free(x - scipy.linalg.cho_solve(cho, grad))
+                if objective()[0] > val + 1e-12 * (1.0 + abs(val)):
+                    set_free(x)
+                    break
         if self.nc:
             # polish onto the constraint manifold with Gauss-Newton (minimum-norm steps)
             for _ in range(50):
@@ -846,7 +916,8 @@ class System:
         def objective():
             return self.potential_energy(), -self._L_dq_vector()
         return self._optimize_configs(objective, tolerance, verbose, keep_kinematic,
-                                      constant_q_list, 'minimize_potential_energy')
+                                      constant_q_list, 'minimize_potential_energy',
+                                      hessian=lambda: -self._L_dqdq_matrix())
 
     # ------------------------------------------------------------------ derivative tests
     def _test_derivative(self, attr, func, func_d, items, delta, tolerance, verbose, test_name):

@@ -99,3 +99,21 @@ class Damping(Force):
 
     def _f_du_matrix(self):
         return np.zeros((self._system.nQ, self._system.nu))
+
+    def _zeros3(self, n1, n2):
+        return np.zeros((self._system.nQ, n1, n2))
+
+    def _f_dqdq_tensor(self):
+        n = self._system.nQ
+        return self._zeros3(n, n)
+
+    _f_ddqdq_tensor = _f_dqdq_tensor
+    _f_ddqddq_tensor = _f_dqdq_tensor
+
+    def _f_dudq_tensor(self):
+        return self._zeros3(self._system.nu, self._system.nQ)
+
+    _f_duddq_tensor = _f_dudq_tensor
+
+    def _f_dudu_tensor(self):
+        return self._zeros3(self._system.nu, self._system.nu)

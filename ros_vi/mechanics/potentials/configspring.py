@@ -79,3 +79,7 @@ class ConfigSpring(Potential):
         i = self._config.index
         out[i, i] = self._k
         return out
+
+    def _V_dqdqdq_tensor(self):
+        n = self._system.nQ
+        return np.zeros((n, n, n))
