@@ -455,8 +455,102 @@ class MidpointVI:
         d['p2_dp1'] = P2d @ d['q2_dp1']
         d['p2_du1'] = P2d @ d['q2_du1']
         d['p2_dk2'] = P2d @ d['q2_dk2'] + P2[:, nd:]
+        d['_lu'], d['_P2'] = lu, P2
         self._deriv1 = d
         return d
+
+    # ------------------------------------------------------------------ second derivatives
+    def _calc_deriv2(self):
+        """All second derivatives of (q2_d, p2, lambda1) w.r.t. x = (q1, p1, u1, k2).
+
+        Differentiating the DEL twice (implicit function theorem) needs the third partials
+        of the discrete Lagrangian, obtained exactly from L's third partials at the
+        midpoint (complex step on the compiled kernel), the forces' and constraints'
+        analytic second/third derivatives, and the first derivatives.  Returns arrays
+        ``Zq (nX, nX, nd)``, ``Zp (nX, nX, nd)``, ``Zl (nX, nX, nc)`` indexed
+        [input1, input2, output] (trep's order for second derivatives).
+        """
+        if getattr(self, '_deriv2', None) is not None and self._deriv2[0] is self._deriv1:
+            return self._deriv2[1]
+        d = self._calc_deriv1()
+        s = self._system
+        nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
+        dt = self._t2 - self._t1
+        nX = nq + nd + nu + nk
+        # constraint derivatives at q1 (second, third) and q2 (second)
+        if nc:
+            s._set_arrays(self._q1, np.zeros(nq))
+            Dh1 = s.constraint_jacobian()
+            H1 = s._constraint_hessians()
+            H3 = np.array([con._h_dqdqdq_tensor() for con in s.constraints])
+            s._set_arrays(self._q2, np.zeros(nq))
+            Dh2 = s.constraint_jacobian()
+            H2 = s._constraint_hessians()
+        self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
+        Lqqq, Lqqv, Lqvv = s._lagrangian_third()
+        f2 = s._force_second()
+
+        # L's third partials in (q, v) space, then mapped to (q1, q2): d/dq1 = q/2 - v/dt,
+        # d/dq2 = q/2 + v/dt  (B maps [d/dq; d/dv] to [d/dq1; d/dq2])
+        n2 = 2 * nq
+        T3 = np.zeros((n2, n2, n2))
+        q_, v_ = slice(0, nq), slice(nq, n2)
+        T3[q_, q_, q_] = Lqqq
+        T3[q_, q_, v_] = Lqqv
+        T3[q_, v_, q_] = Lqqv.transpose(0, 2, 1)
+        T3[v_, q_, q_] = Lqqv.transpose(2, 0, 1)
+        T3[q_, v_, v_] = Lqvv
+        T3[v_, q_, v_] = Lqvv.transpose(1, 0, 2)
+        T3[v_, v_, q_] = Lqvv.transpose(1, 2, 0)
+        eye = np.eye(nq)
+        B = np.block([[0.5 * eye, -eye / dt], [0.5 * eye, eye / dt]])
+        Ld3 = dt * np.einsum('ia,jb,kc,abc->ijk', B, B, B, T3, optimize=True)
+        # forces: F(q, v, u) second partials [output, in1, in2] over (q, v, u)
+        nW = n2 + nu
+        F2 = np.zeros((nq, nW, nW))
+        u_ = slice(n2, nW)
+        F2[:, q_, q_] = f2['qq']
+        F2[:, v_, q_] = f2['vq']
+        F2[:, q_, v_] = f2['vq'].transpose(0, 2, 1)
+        F2[:, v_, v_] = f2['vv']
+        F2[:, u_, q_] = f2['uq']
+        F2[:, q_, u_] = f2['uq'].transpose(0, 2, 1)
+        F2[:, u_, v_] = f2['uv']
+        F2[:, v_, u_] = f2['uv'].transpose(0, 2, 1)
+        F2[:, u_, u_] = f2['uu']
+        Bw = np.zeros((nW, nW))
+        Bw[:n2, :n2] = B
+        Bw[n2:, n2:] = np.eye(nu)
+        # G = D1Ld + f-  and  P = D2Ld, second partials over w = (q1, q2, u1)
+        G2 = dt * np.einsum('ia,jb,oab->oij', Bw, Bw, F2[:nd], optimize=True)
+        G2[:, :n2, :n2] += Ld3[:nd]
+        P2w = np.zeros((nd, nW, nW))
+        P2w[:, :n2, :n2] = Ld3[nq:nq + nd]
+        # dw/dx and dlambda/dx
+        Wx = np.zeros((nW, nX))
+        Wx[:nq, :nq] = np.eye(nq)
+        Wx[nq:nq + nd] = np.hstack([d['q2_dq1'], d['q2_dp1'], d['q2_du1'], d['q2_dk2']])
+        Wx[nq + nd:n2, nq + nd + nu:] = np.eye(nk)
+        Wx[n2:, nq + nd:nq + nd + nu] = np.eye(nu)
+        Lx = np.hstack([d['l1_dq1'], d['l1_dp1'], d['l1_du1'], d['l1_dk2']])
+        R = np.zeros((nd + nc, nX, nX))
+        R[:nd] = np.einsum('aij,is,jt->ast', G2, Wx, Wx, optimize=True)
+        if nc:
+            Q1x, Q2x = Wx[:nq], Wx[nq:n2]
+            R[:nd] -= np.einsum('caij,c,is,jt->ast', H3[:, :nd], self._lambda1, Q1x, Q1x,
+                                optimize=True)
+            cross = np.einsum('cai,is,ct->ast', H1[:, :nd], Q1x, Lx, optimize=True)
+            R[:nd] -= cross + cross.transpose(0, 2, 1)
+            R[nd:] = np.einsum('cij,is,jt->cst', H2, Q2x, Q2x, optimize=True)
+        Z = -scipy.linalg.lu_solve(d['_lu'], R.reshape(nd + nc, nX * nX)).reshape(
+            nd + nc, nX, nX)
+        Zq = Z[:nd]
+        Zp = (np.einsum('aij,is,jt->ast', P2w, Wx, Wx, optimize=True)
+              + np.einsum('ab,bst->ast', d['_P2'][:, :nd], Zq))
+        out = (Zq.transpose(1, 2, 0).copy(), Zp.transpose(1, 2, 0).copy(),
+               Z[nd:].transpose(1, 2, 0).copy())
+        self._deriv2 = (d, out)
+        return out
 
     def _pick(self, key, row, col, row_kind, col_kind):
         arr = self._calc_deriv1()[key]
@@ -538,3 +632,77 @@ class MidpointVI:
     def lambda1_dk2(self, constraint=None, k2=None):
         """dlambda1/dk2, (nc, nQk)."""
         return self._pick('l1_dk2', constraint, k2, 'constraint', 'kin')
+
+    # second-derivative accessors: arrays indexed [input1, input2, output]
+    def _block(self, kind):
+        nq, nd, nu, nk = self.nq, self.nd, self.nu, self.nk
+        start = {'q1': 0, 'p1': nq, 'u1': nq + nd, 'k2': nq + nd + nu}[kind]
+        size = {'q1': nq, 'p1': nd, 'u1': nu, 'k2': nk}[kind]
+        return start, size
+
+    def _index_in(self, ident, kind):
+        s = self._system
+        if kind == 'q1':
+            return s.get_config(ident).index
+        if kind == 'p1':
+            c = s.get_config(ident)
+            if c.kinematic:
+                raise ValueError('%r is kinematic: p1 has only dynamic entries' % c.name)
+            return c.index
+        if kind == 'u1':
+            return s.get_input(ident).index
+        c = s.get_config(ident)
+        if not c.kinematic:
+            raise ValueError('%r is not a kinematic config' % c.name)
+        return c.k_index
+
+    def _pick2(self, which, out, kind1, kind2, id1, id2):
+        Zq, Zp, Zl = self._calc_deriv2()
+        arr = {'q2': Zq, 'p2': Zp, 'l1': Zl}[which]
+        a0, na = self._block(kind1)
+        b0, nb = self._block(kind2)
+        block = arr[a0:a0 + na, b0:b0 + nb]
+        if out is not None:
+            if which == 'l1':
+                k = self._system.get_constraint(out).index
+            else:
+                c = self._system.get_config(out)
+                if c.kinematic:
+                    raise ValueError('%r is kinematic: only dynamic configs index the '
+                                     'output' % c.name)
+                k = c.index
+            block = block[..., k]
+        i = None if id1 is None else self._index_in(id1, kind1)
+        j = None if id2 is None else self._index_in(id2, kind2)
+        if i is not None and j is not None:
+            res = block[i, j]
+        elif i is not None:
+            res = block[i]
+        elif j is not None:
+            res = block[:, j]
+        else:
+            res = block
+        return float(res) if np.ndim(res) == 0 else np.array(res)
+
+
+def _second_derivative(which, kind1, kind2):
+    out_name = 'constraint' if which == 'l1' else ('p' if which == 'p2' else 'q')
+    name1 = kind1 + ('_1' if kind1 == kind2 else '')
+    name2 = kind2 + ('_2' if kind1 == kind2 else '')
+    label = 'lambda1' if which == 'l1' else which
+
+    def method(self, out=None, id1=None, id2=None):
+        return self._pick2(which, out, kind1, kind2, id1, id2)
+    method.__name__ = '%s_d%sd%s' % (label, kind1, kind2)
+    method.__doc__ = ('d2 %s / d %s d %s, indexed [%s, %s, %s] (trep order for second '
+                      'derivatives); arguments (%s=None, %s=None, %s=None) select entries.'
+                      % (label, kind1, kind2, kind1, kind2, label, out_name, name1, name2))
+    return method
+
+
+for _which in ('q2', 'p2', 'l1'):
+    for _k1, _k2 in (('q1', 'q1'), ('q1', 'p1'), ('q1', 'u1'), ('q1', 'k2'), ('p1', 'p1'),
+                     ('p1', 'u1'), ('p1', 'k2'), ('u1', 'u1'), ('u1', 'k2'), ('k2', 'k2')):
+        _m = _second_derivative(_which, _k1, _k2)
+        setattr(MidpointVI, _m.__name__, _m)
+del _which, _k1, _k2, _m

@@ -10,7 +10,7 @@ from .model import Model
 
 class _State:
     """Results cached for one state of the System (dropped on any change)."""
-    __slots__ = ('kin', 'terms', 'first', 'extras', 'dyn', 'dyn1', 'third', 'force2')
+    __slots__ = ('kin', 'terms', 'first', 'extras', 'dyn', 'dyn1', 'third', 'force2', 'dyn2')
 
     def __init__(self):
         self.kin = None      # (R, P, S)
@@ -21,6 +21,7 @@ class _State:
         self.dyn1 = None     # first derivatives of the dynamics
         self.third = None    # third partials of L
         self.force2 = None   # second derivatives of the forces
+        self.dyn2 = None     # second derivatives of the dynamics
 
 
 def _identify(identifier, kind, items, what):
@@ -821,6 +822,135 @@ class System:
         d = self._dynamics_derivatives()['du'][self.nQd:]
         return self._pick(d, self._lam_row(constraint),
                           None if u1 is None else self.get_input(u1).index)
+
+    # ------------------------------------------------------------------ second derivatives
+    def _dynamics_second(self):
+        """Second derivatives of [ddq_d, lambda], by fourth-order (Richardson) central
+        differences of the exact first derivatives (relative accuracy ~1e-10; the fourth
+        partials of L they would need in closed form are not computed).
+
+        Returns dict of arrays indexed [input1, input2, output (nd + nc)].
+        """
+        c = self._cache
+        if getattr(c, 'dyn2', None) is None:
+            state = (self._q.copy(), self._dq.copy(), self._u.copy())
+
+            def first_at(attr, i, delta):
+                arr = getattr(self, attr)
+                base = arr[i]
+                arr[i] = base + delta
+                self._cache = _State()
+                out = self._dynamics_derivatives()
+                arr[i] = base
+                return out
+
+            def derivative(attr, n, keys):
+                res = {k: [] for k in keys}
+                for i in range(n):
+                    h = 1e-3 * max(1.0, abs(getattr(self, attr)[i]))
+                    p1, m1 = first_at(attr, i, h), first_at(attr, i, -h)
+                    p2, m2 = first_at(attr, i, h / 2), first_at(attr, i, -h / 2)
+                    for k in keys:
+                        d1 = (p1[k] - m1[k]) / (2 * h)
+                        d2 = (p2[k] - m2[k]) / h
+                        res[k].append((4 * d2 - d1) / 3)   # [output, input1] per input2
+                out = {}
+                for k in keys:
+                    arr = np.array(res[k]).reshape((n,) + p1[k].shape)
+                    out[k] = arr.transpose(2, 0, 1)        # [input1, input2, output]
+                return out
+            nq, nu = self.nQ, self.nu
+            dq_ = derivative('_q', nq, ('dq', 'ddq', 'dddk', 'du'))
+            ddq_ = derivative('_dq', nq, ('ddq', 'du'))
+            du_ = derivative('_u', nu, ('du',))
+            self._q[:], self._dq[:], self._u[:] = state
+            self._cache = c
+            c.dyn2 = {'dqdq': dq_['dq'], 'ddqdq': dq_['ddq'], 'dddkdq': dq_['dddk'],
+                      'dudq': dq_['du'], 'ddqddq': ddq_['ddq'], 'duddq': ddq_['du'],
+                      'dudu': du_['du']}
+        return c.dyn2
+
+    def _pick3(self, key, out_lambda, out, id1, kind1, id2, kind2):
+        arr = self._dynamics_second()[key]
+        nd = self.nQd
+        arr = arr[..., nd:] if out_lambda else arr[..., :nd]
+
+        def index(ident, kind):
+            if ident is None:
+                return None
+            if kind == 'config':
+                return self.get_config(ident).index
+            if kind == 'kin':
+                return self._kin_col(ident)
+            return self.get_input(ident).index
+        if out is not None:
+            arr = arr[..., self._lam_row(out) if out_lambda else self._dyn_row(out)]
+        i, j = index(id1, kind1), index(id2, kind2)
+        if i is not None and j is not None:
+            res = arr[i, j]
+        elif i is not None:
+            res = arr[i]
+        elif j is not None:
+            res = arr[:, j]
+        else:
+            res = arr
+        return float(res) if np.ndim(res) == 0 else np.array(res)
+
+    def f_dqdq(self, q=None, q1=None, q2=None):
+        """d2 f / dq1 dq2, (nQ, nQ, nQd) indexed [q1, q2, output]."""
+        return self._pick3('dqdq', False, q, q1, 'config', q2, 'config')
+
+    def f_ddqdq(self, q=None, dq1=None, q2=None):
+        """d2 f / d(dq1) dq2, (nQ, nQ, nQd)."""
+        return self._pick3('ddqdq', False, q, dq1, 'config', q2, 'config')
+
+    def f_ddqddq(self, q=None, dq1=None, dq2=None):
+        """d2 f / d(dq1) d(dq2), (nQ, nQ, nQd)."""
+        return self._pick3('ddqddq', False, q, dq1, 'config', dq2, 'config')
+
+    def f_dddkdq(self, q=None, k1=None, q2=None):
+        """d2 f / d(ddq_k1) dq2, (nQk, nQ, nQd)."""
+        return self._pick3('dddkdq', False, q, k1, 'kin', q2, 'config')
+
+    def f_dudq(self, q=None, u1=None, q2=None):
+        """d2 f / du1 dq2, (nu, nQ, nQd)."""
+        return self._pick3('dudq', False, q, u1, 'input', q2, 'config')
+
+    def f_duddq(self, q=None, u1=None, dq2=None):
+        """d2 f / du1 d(dq2), (nu, nQ, nQd)."""
+        return self._pick3('duddq', False, q, u1, 'input', dq2, 'config')
+
+    def f_dudu(self, q=None, u1=None, u2=None):
+        """d2 f / du1 du2, (nu, nu, nQd)."""
+        return self._pick3('dudu', False, q, u1, 'input', u2, 'input')
+
+    def lambda_dqdq(self, constraint=None, q1=None, q2=None):
+        """d2 lambda / dq1 dq2, (nQ, nQ, nc)."""
+        return self._pick3('dqdq', True, constraint, q1, 'config', q2, 'config')
+
+    def lambda_ddqdq(self, constraint=None, dq1=None, q2=None):
+        """d2 lambda / d(dq1) dq2, (nQ, nQ, nc)."""
+        return self._pick3('ddqdq', True, constraint, dq1, 'config', q2, 'config')
+
+    def lambda_ddqddq(self, constraint=None, dq1=None, dq2=None):
+        """d2 lambda / d(dq1) d(dq2), (nQ, nQ, nc)."""
+        return self._pick3('ddqddq', True, constraint, dq1, 'config', dq2, 'config')
+
+    def lambda_dddkdq(self, constraint=None, k1=None, q2=None):
+        """d2 lambda / d(ddq_k1) dq2, (nQk, nQ, nc)."""
+        return self._pick3('dddkdq', True, constraint, k1, 'kin', q2, 'config')
+
+    def lambda_dudq(self, constraint=None, u1=None, q2=None):
+        """d2 lambda / du1 dq2, (nu, nQ, nc)."""
+        return self._pick3('dudq', True, constraint, u1, 'input', q2, 'config')
+
+    def lambda_duddq(self, constraint=None, u1=None, dq2=None):
+        """d2 lambda / du1 d(dq2), (nu, nQ, nc)."""
+        return self._pick3('duddq', True, constraint, u1, 'input', dq2, 'config')
+
+    def lambda_dudu(self, constraint=None, u1=None, u2=None):
+        """d2 lambda / du1 du2, (nu, nu, nc)."""
+        return self._pick3('dudu', True, constraint, u1, 'input', u2, 'input')
 
     # ------------------------------------------------------------------ constraints
     def _constraint_values(self):
