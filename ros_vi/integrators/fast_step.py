@@ -16,7 +16,7 @@ import numpy as np
 from ..mechanics import kernel
 from ..mechanics.forces.configforce import ConfigForce
 from ..mechanics.forces.damping import Damping
-from ..mechanics.kernel import njit
+from ..mechanics.kernel import first_order_into, njit, second_order_into
 from ..mechanics.potentials.configspring import ConfigSpring
 from ..mechanics.potentials.gravity import Gravity
 
@@ -32,7 +32,7 @@ _NF, _NQ, _ND, _NU, _NJ, _NM, _NSP, _MAXIT, _NHIST, _STATUS, _ITERS = range(11)
 def _layout(I):
     """Offsets into I, F and W from the sizes in I's header (shared by pack and step)."""
     nf, nq, nd, nu, nj, nm, nsp = I[0], I[1], I[2], I[3], I[4], I[5], I[6]
-    o = np.empty(36, dtype=np.int64)
+    o = np.empty(64, dtype=np.int64)
     # I: parent, kind, fcfg, fjoint (nf each), cframe, cparent (nq), corder (nj),
     #    mass_frames (nm), anc (nq*nq), sp_idx (nsp), in_cfg (nu)
     o[0] = _H
@@ -75,8 +75,15 @@ def _layout(I):
     o[32] = o[31] + nq            # p2n
     o[33] = o[32] + nd            # qm
     o[34] = o[33] + nq            # v
-    o[35] = o[34] + nq            # end of W
-    return o
+    # scratch for the kernels (so a step allocates nothing): R, P, S, V, Vp, Ic, h, G, Lq, Lv,
+    # M, Lvq, Lqq, u, w, z, gk, tmp, J, r, force, dlt, vel, Md, zero
+    sizes = (9 * nf, 3 * nf, 6 * nq, 6 * nq, 6 * nq, 36 * nq, 6 * nq, 36, nq, nq,
+             nq * nq, nq * nq, nq * nq, 6 * nq, 6 * nq, 6 * nq, 6 * nq, 18, nd * nd, nd, nd,
+             nq, nd, nd * nd, nq)
+    o[35] = o[34] + nq
+    for j in range(len(sizes)):
+        o[36 + j] = o[35 + j] + sizes[j]
+    return o                      # o[60]: end of W
 
 
 @njit(cache=True)
@@ -118,6 +125,31 @@ def step_packed(I, F, W):
     p2 = W[o[32]:o[33]]
     qm = W[o[33]:o[34]]
     v = W[o[34]:o[35]]
+    R = W[o[35]:o[36]].reshape((nf, 3, 3))
+    P = W[o[36]:o[37]].reshape((nf, 3))
+    S = W[o[37]:o[38]].reshape((nq, 6))
+    V = W[o[38]:o[39]].reshape((nq, 6))
+    Vp = W[o[39]:o[40]].reshape((nq, 6))
+    Ic = W[o[40]:o[41]].reshape((nq, 6, 6))
+    h = W[o[41]:o[42]].reshape((nq, 6))
+    G = W[o[42]:o[43]].reshape((6, 6))
+    Lq = W[o[43]:o[44]]
+    Lv = W[o[44]:o[45]]
+    M = W[o[45]:o[46]].reshape((nq, nq))
+    Lvq = W[o[46]:o[47]].reshape((nq, nq))
+    Lqq = W[o[47]:o[48]].reshape((nq, nq))
+    su = W[o[48]:o[49]].reshape((nq, 6))
+    sw = W[o[49]:o[50]].reshape((nq, 6))
+    sz = W[o[50]:o[51]].reshape((nq, 6))
+    sg = W[o[51]:o[52]].reshape((nq, 6))
+    tmp = W[o[52]:o[53]].reshape((3, 6))
+    J = W[o[53]:o[54]].reshape((nd, nd))
+    r = W[o[54]:o[55]]
+    force = W[o[55]:o[56]]
+    dlt = W[o[56]:o[57]]
+    vel = W[o[57]:o[58]]
+    Md = W[o[58]:o[59]].reshape((nd, nd))
+    zero = W[o[59]:o[60]]
     for i in range(nd):
         q2[i] = q1[i]
     for i in range(nd, nq):
@@ -167,17 +199,19 @@ def step_packed(I, F, W):
                 acc += w * hist[HISTORY - 1 - j, i]
             q2[i] = acc
     elif nd > 0:
-        zero = np.zeros(nq)
-        R, P, S, Vp, Ic, h, Lq, Lv, T, Vg = kernel.first_order(
-            parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
-            cframe, cparent, corder, gvec, q1, zero)
-        M, Lvq, Lqq = kernel.second_order(S, Vp, Ic, h, gvec, anc, corder)
-        Md = np.ascontiguousarray(M[:nd, :nd])
+        for i in range(nq):
+            zero[i] = 0.0
+        first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames,
+                         fjoint, cframe, cparent, corder, gvec, q1, zero, R, P, S, V, Vp, Ic,
+                         h, G, Lq, Lv)
+        second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
         ok = True
         for i in range(nd):
+            vel[i] = p1[i]
             if not M[i, i] > 0.0:
                 ok = False
-        vel = p1.copy()
+            for j in range(nd):
+                Md[i, j] = M[i, j]
         if ok and kernel.solve_in_place(Md, vel):
             for i in range(nd):
                 q2[i] = q1[i] + dt * vel[i]
@@ -187,12 +221,8 @@ def step_packed(I, F, W):
 
     # Newton works on the increment dlt = q2 - q1: the velocity dlt/dt then carries no
     # cancellation error even when q is large (a free joint that has turned many times).
-    dlt = np.empty(nq)
     for i in range(nq):
         dlt[i] = q2[i] - q1[i]
-    r = np.empty(nd)
-    force = np.empty(nd)
-    J = np.empty((nd, nd))
     it = 0
     status = NOT_CONVERGED
     rnorm = np.inf
@@ -200,9 +230,9 @@ def step_packed(I, F, W):
         for i in range(nq):
             qm[i] = q1[i] + 0.5 * dlt[i]
             v[i] = dlt[i] / dt
-        R, P, S, Vp, Ic, h, Lq, Lv, T, Vg = kernel.first_order(
-            parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
-            cframe, cparent, corder, gvec, qm, v)
+        first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames,
+                         fjoint, cframe, cparent, corder, gvec, qm, v, R, P, S, V, Vp, Ic, h, G,
+                         Lq, Lv)
         for j in range(nsp):
             Lq[sp_idx[j]] -= sp_k[j] * (qm[sp_idx[j]] - sp_q0[j])
         acc = 0.0
@@ -248,7 +278,7 @@ def step_packed(I, F, W):
             break
         if it >= max_iter:
             break
-        M, Lvq, Lqq = kernel.second_order(S, Vp, Ic, h, gvec, anc, corder)
+        second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
         for j in range(nsp):
             Lqq[sp_idx[j], sp_idx[j]] -= sp_k[j]
         for a in range(nd):
@@ -317,7 +347,7 @@ class FastStepper:
         I[o[10]:o[11]] = in_cfg
         self._I, self._o = I, o
         self._F = np.zeros(o[21])
-        self._W = np.zeros(o[35])
+        self._W = np.zeros(o[60])
         self._nd, self._nq, self._nu = nd, nq, nu
         self._version = -1
         W = self._W

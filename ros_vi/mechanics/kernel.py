@@ -113,87 +113,93 @@ def solve_in_place(A, b):
 
 
 @njit(cache=True)
-def forward_kinematics(parent, kind, value, fcfg, fixedR, fixedp, q):
-    """World rotation ``R (nf, 3, 3)`` and origin ``p (nf, 3)`` of every frame.
-
-    Frames are topologically ordered (``parent[i] < i``); frame 0 is the world.
-    """
+def forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, q, R, P):
+    """World rotation ``R (nf, 3, 3)`` and origin ``P (nf, 3)`` of every frame, written in
+    place.  Frames are topologically ordered (``parent[i] < i``); frame 0 is the world."""
     nf = parent.shape[0]
-    R = np.zeros((nf, 3, 3), dtype=q.dtype)
-    P = np.zeros((nf, 3), dtype=q.dtype)
-    R[0, 0, 0] = 1.0
-    R[0, 1, 1] = 1.0
-    R[0, 2, 2] = 1.0
-    Rl = np.zeros((3, 3), dtype=q.dtype)
-    pl = np.zeros(3, dtype=q.dtype)
+    for r in range(3):
+        P[0, r] = 0.0
+        for c in range(3):
+            R[0, r, c] = 1.0 if r == c else 0.0
     for i in range(1, nf):
         k = kind[i]
         par = parent[i]
         if k == FIXED:
             for r in range(3):
-                pl[r] = fixedp[i, r]
+                acc = P[par, r]
                 for c in range(3):
-                    Rl[r, c] = fixedR[i, r, c]
+                    acc += R[par, r, c] * fixedp[i, c]
+                P[i, r] = acc
+                for c in range(3):
+                    R[i, r, c] = (R[par, r, 0] * fixedR[i, 0, c] + R[par, r, 1] * fixedR[i, 1, c]
+                                  + R[par, r, 2] * fixedR[i, 2, c])
         else:
             th = q[fcfg[i]] if fcfg[i] >= 0 else value[i]
-            for r in range(3):
-                pl[r] = 0.0
-                for c in range(3):
-                    Rl[r, c] = 1.0 if r == c else 0.0
             if k <= ROT_Z:
+                # rotation about axis a: columns b, d mix, column a unchanged
                 a = k - ROT_X
                 b = (a + 1) % 3
                 d = (a + 2) % 3
                 cth = np.cos(th)
                 sth = np.sin(th)
-                Rl[b, b] = cth
-                Rl[b, d] = -sth
-                Rl[d, b] = sth
-                Rl[d, d] = cth
+                for r in range(3):
+                    P[i, r] = P[par, r]
+                    R[i, r, a] = R[par, r, a]
+                    R[i, r, b] = R[par, r, b] * cth + R[par, r, d] * sth
+                    R[i, r, d] = R[par, r, d] * cth - R[par, r, b] * sth
             else:
-                pl[k - TRANS_X] = th
-        for r in range(3):
-            acc = P[par, r]
-            for c in range(3):
-                acc += R[par, r, c] * pl[c]
-            P[i, r] = acc
-            for c in range(3):
-                acc2 = R[par, r, 0] * Rl[0, c]
-                acc2 += R[par, r, 1] * Rl[1, c]
-                acc2 += R[par, r, 2] * Rl[2, c]
-                R[i, r, c] = acc2
+                a = k - TRANS_X
+                for r in range(3):
+                    P[i, r] = P[par, r] + R[par, r, a] * th
+                    for c in range(3):
+                        R[i, r, c] = R[par, r, c]
+
+
+@njit(cache=True)
+def forward_kinematics(parent, kind, value, fcfg, fixedR, fixedp, q):
+    """Allocating form of :func:`forward_kinematics_into`: returns ``(R, P)``."""
+    nf = parent.shape[0]
+    R = np.zeros((nf, 3, 3), dtype=q.dtype)
+    P = np.zeros((nf, 3), dtype=q.dtype)
+    forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, q, R, P)
     return R, P
 
 
 @njit(cache=True)
-def joint_twists(kind, cframe, corder, R, P, nq):
+def joint_twists_into(kind, cframe, corder, R, P, S):
     """Unit spatial twist ``S (nq, 6)`` of every config (zero for configs without a frame)."""
-    S = np.zeros((nq, 6), dtype=R.dtype)
-    tmp = np.zeros(3, dtype=R.dtype)
-    e = np.zeros(3, dtype=R.dtype)
+    for c in range(S.shape[0]):
+        for r in range(6):
+            S[c, r] = 0.0
     for j in range(corder.shape[0]):
         c = corder[j]
         f = cframe[c]
         k = kind[f]
         ax = (k - 1) % 3
-        for r in range(3):
-            e[r] = R[f, r, ax]
+        e0, e1, e2 = R[f, 0, ax], R[f, 1, ax], R[f, 2, ax]
         if k <= ROT_Z:
-            _cross(P[f], e, tmp)
-            for r in range(3):
-                S[c, r] = e[r]
-                S[c, 3 + r] = tmp[r]
+            p0, p1, p2 = P[f, 0], P[f, 1], P[f, 2]
+            S[c, 0], S[c, 1], S[c, 2] = e0, e1, e2
+            S[c, 3] = p1 * e2 - p2 * e1
+            S[c, 4] = p2 * e0 - p0 * e2
+            S[c, 5] = p0 * e1 - p1 * e0
         else:
-            for r in range(3):
-                S[c, 3 + r] = e[r]
+            S[c, 3], S[c, 4], S[c, 5] = e0, e1, e2
+
+
+@njit(cache=True)
+def joint_twists(kind, cframe, corder, R, P, nq):
+    """Allocating form of :func:`joint_twists_into`."""
+    S = np.zeros((nq, 6), dtype=R.dtype)
+    joint_twists_into(kind, cframe, corder, R, P, S)
     return S
 
 
 @njit(cache=True)
 def spatial_inertia(R, p, m, Ib, out):
     """World-frame spatial inertia of a body with mass ``m`` at ``p`` and body inertia ``Ib``."""
-    # top-left: R Ib R^T + m (|p|^2 I - p p^T)
-    # R Ib into the (unused until the end) bottom-left block as scratch
+    # top-left: R Ib R^T + m (|p|^2 I - p p^T); R Ib goes through the bottom-left block,
+    # which is overwritten last
     for r in range(3):
         for c in range(3):
             out[3 + r, c] = R[r, 0] * Ib[0, c] + R[r, 1] * Ib[1, c] + R[r, 2] * Ib[2, c]
@@ -222,19 +228,26 @@ def spatial_inertia(R, p, m, Ib, out):
 
 
 @njit(cache=True)
-def first_order(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
-                cframe, cparent, corder, gvec, q, dq):
-    """One O(n) pass: kinematics, velocities, composite inertias and momenta.
+def first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
+                     cframe, cparent, corder, gvec, q, dq, R, P, S, V, Vp, Ic, h, G, Lq, Lv):
+    """One O(n) pass: kinematics, velocities, composite inertias and momenta, in place.
 
-    Returns ``(R, P, S, Vp, Ic, h, Lq, Lv, T, Vg)`` where ``Lq``/``Lv`` are ``(nq,)`` partial
-    derivatives of ``L = T - Vg`` (kinetic energy minus gravity potential), ``Ic (nq, 6, 6)``
-    and ``h (nq, 6)`` the subtree inertias and momenta.
+    Outputs ``R (nf, 3, 3)``, ``P (nf, 3)``, ``S, V, Vp, h (nq, 6)``, ``Ic (nq, 6, 6)``,
+    ``Lq, Lv (nq,)`` (partials of L = T - Vg: kinetic energy minus gravity potential);
+    ``G (6, 6)`` is scratch.  Returns ``(T, Vg)``.
     """
     nq = q.shape[0]
-    R, P = forward_kinematics(parent, kind, value, fcfg, fixedR, fixedp, q)
-    S = joint_twists(kind, cframe, corder, R, P, nq)
-    V = np.zeros((nq, 6), dtype=q.dtype)
-    Vp = np.zeros((nq, 6), dtype=q.dtype)
+    forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, q, R, P)
+    joint_twists_into(kind, cframe, corder, R, P, S)
+    for c in range(nq):
+        Lq[c] = 0.0
+        Lv[c] = 0.0
+        for r in range(6):
+            V[c, r] = 0.0
+            Vp[c, r] = 0.0
+            h[c, r] = 0.0
+            for k in range(6):
+                Ic[c, r, k] = 0.0
     for j in range(corder.shape[0]):
         c = corder[j]
         pc = cparent[c]
@@ -242,11 +255,8 @@ def first_order(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames
             vp = V[pc, r] if pc >= 0 else 0.0 * V[c, r]
             Vp[c, r] = vp
             V[c, r] = vp + S[c, r] * dq[c]
-    Ic = np.zeros((nq, 6, 6), dtype=q.dtype)
-    h = np.zeros((nq, 6), dtype=q.dtype)
-    G = np.zeros((6, 6), dtype=q.dtype)
-    T = np.zeros(1, dtype=q.dtype)[0]
-    Vg = np.zeros(1, dtype=q.dtype)[0]
+    T = 0.0 * G[0, 0]
+    Vg = 0.0 * G[0, 0]
     for jj in range(mass_frames.shape[0]):
         f = mass_frames[jj]
         m = mass[f]
@@ -270,98 +280,157 @@ def first_order(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames
                 h[pc, r] += h[c, r]
                 for k in range(6):
                     Ic[pc, r, k] += Ic[c, r, k]
-    Lq = np.zeros(nq, dtype=q.dtype)
-    Lv = np.zeros(nq, dtype=q.dtype)
-    u = np.zeros(6, dtype=q.dtype)
     for j in range(corder.shape[0]):
         c = corder[j]
-        _ad(S[c], Vp[c], u)
-        lv = 0.0 * u[0]
-        lq = 0.0 * u[0]
+        # u = ad(S_c) Vp_c
+        w0, w1, w2, v0, v1, v2 = S[c, 0], S[c, 1], S[c, 2], S[c, 3], S[c, 4], S[c, 5]
+        a0, a1, a2, b0, b1, b2 = Vp[c, 0], Vp[c, 1], Vp[c, 2], Vp[c, 3], Vp[c, 4], Vp[c, 5]
+        u0 = w1 * a2 - w2 * a1
+        u1 = w2 * a0 - w0 * a2
+        u2 = w0 * a1 - w1 * a0
+        u3 = v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1
+        u4 = v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2
+        u5 = v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0
+        lq = -(h[c, 0] * u0 + h[c, 1] * u1 + h[c, 2] * u2 + h[c, 3] * u3 + h[c, 4] * u4
+               + h[c, 5] * u5)
+        lv = 0.0 * lq
         for r in range(6):
             lv += S[c, r] * h[c, r]
-            lq -= h[c, r] * u[r]
             # gravity wrench on the subtree: Ic gamma with gamma = (0, g)
-            wg = Ic[c, r, 3] * gvec[0] + Ic[c, r, 4] * gvec[1] + Ic[c, r, 5] * gvec[2]
-            lq += S[c, r] * wg
+            lq += S[c, r] * (Ic[c, r, 3] * gvec[0] + Ic[c, r, 4] * gvec[1]
+                             + Ic[c, r, 5] * gvec[2])
         Lv[c] = lv
         Lq[c] = lq
+    return T, Vg
+
+
+@njit(cache=True)
+def first_order(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
+                cframe, cparent, corder, gvec, q, dq):
+    """Allocating form of :func:`first_order_into`.
+
+    Returns ``(R, P, S, Vp, Ic, h, Lq, Lv, T, Vg)``.
+    """
+    nq = q.shape[0]
+    nf = parent.shape[0]
+    dt = q.dtype
+    R = np.zeros((nf, 3, 3), dtype=dt)
+    P = np.zeros((nf, 3), dtype=dt)
+    S = np.zeros((nq, 6), dtype=dt)
+    V = np.zeros((nq, 6), dtype=dt)
+    Vp = np.zeros((nq, 6), dtype=dt)
+    Ic = np.zeros((nq, 6, 6), dtype=dt)
+    h = np.zeros((nq, 6), dtype=dt)
+    G = np.zeros((6, 6), dtype=dt)
+    Lq = np.zeros(nq, dtype=dt)
+    Lv = np.zeros(nq, dtype=dt)
+    T, Vg = first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames,
+                             fjoint, cframe, cparent, corder, gvec, q, dq, R, P, S, V, Vp, Ic,
+                             h, G, Lq, Lv)
     return R, P, S, Vp, Ic, h, Lq, Lv, T, Vg
 
 
 @njit(cache=True)
-def second_order(S, Vp, Ic, h, gvec, anc, corder):
-    """Mass matrix ``M``, ``Lvq[a, b] = d L_v[a] / d q_b`` and ``Lqq``, all ``(nq, nq)``.
+def second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, u, w, z, gk, tmp):
+    """Mass matrix ``M``, ``Lvq[a, b] = d L_v[a] / d q_b`` and ``Lqq``, all ``(nq, nq)``,
+    written in place (``u, w, z, gk (nq, 6)`` and ``tmp (3, 6)`` are scratch).
 
     Pairs on different branches give zero; for a pair with deeper config ``m`` and
     shallower ``o`` (``u_k = ad(S_k) Vp_k``, ``w_k = ad(S_k)^T h_k``,
-    ``z_k = ad(S_k)^T Ic_k gamma``, ``g_k = ad(S_k) gamma``)::
+    ``z_k = ad(S_k)^T Ic_k gamma``, ``g_k = ad(S_k) gamma``, ``gamma = (0, g)``)::
 
         M[a, b]   = S_a . Ic_m S_b
         Lvq[a, b] = -S_a . Ic_m u_b - [a <= b] w_b . S_a
         Lqq[a, b] = u_a . Ic_m u_b + w_m . u_o - S_a . Ic_m g_b - [a <= b] z_b . S_a
 
-    where ``[a <= b]`` is 1 when ``a`` is an ancestor of (or equal to) ``b``.
+    where ``[a <= b]`` is 1 when ``a`` is an ancestor of (or equal to) ``b``.  Per deeper
+    config m the products Ic_m S_m, Ic_m u_m, Ic_m g_m are formed once; every pair term is
+    then a 6-vector dot product (Ic_m is symmetric), so the cost is O(n) + O(n^2).
     """
     nq = S.shape[0]
-    M = np.zeros((nq, nq), dtype=S.dtype)
-    Lvq = np.zeros((nq, nq), dtype=S.dtype)
-    Lqq = np.zeros((nq, nq), dtype=S.dtype)
     nj = corder.shape[0]
-    u = np.zeros((nq, 6), dtype=S.dtype)
-    w = np.zeros((nq, 6), dtype=S.dtype)
-    z = np.zeros((nq, 6), dtype=S.dtype)
-    gk = np.zeros((nq, 6), dtype=S.dtype)
-    gam = np.zeros(6, dtype=S.dtype)
-    IcG = np.zeros(6, dtype=S.dtype)
-    for r in range(3):
-        gam[3 + r] = gvec[r]
+    zero = 0.0 * S[0, 0] if nq > 0 else 0.0 * gvec[0]
+    for a in range(nq):
+        for b in range(nq):
+            M[a, b] = zero
+            Lvq[a, b] = zero
+            Lqq[a, b] = zero
+    g0, g1, g2 = gvec[0], gvec[1], gvec[2]
     for j in range(nj):
         c = corder[j]
-        _ad(S[c], Vp[c], u[c])
-        _adT(S[c], h[c], w[c])
-        for r in range(6):
-            IcG[r] = Ic[c, r, 3] * gvec[0] + Ic[c, r, 4] * gvec[1] + Ic[c, r, 5] * gvec[2]
-        _adT(S[c], IcG, z[c])
-        _ad(S[c], gam, gk[c])
-    # Per deeper config m: Ic_m S_m, Ic_m u_m, Ic_m g_m; every pair term is then a dot
-    # product with the shallower config's S_o, u_o, g_o (Ic_m is symmetric).
-    ISm = np.zeros(6, dtype=S.dtype)
-    Ium = np.zeros(6, dtype=S.dtype)
-    Igm = np.zeros(6, dtype=S.dtype)
+        w0, w1, w2, v0, v1, v2 = S[c, 0], S[c, 1], S[c, 2], S[c, 3], S[c, 4], S[c, 5]
+        # u = ad(S) Vp
+        a0, a1, a2, b0, b1, b2 = Vp[c, 0], Vp[c, 1], Vp[c, 2], Vp[c, 3], Vp[c, 4], Vp[c, 5]
+        u[c, 0] = w1 * a2 - w2 * a1
+        u[c, 1] = w2 * a0 - w0 * a2
+        u[c, 2] = w0 * a1 - w1 * a0
+        u[c, 3] = v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1
+        u[c, 4] = v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2
+        u[c, 5] = v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0
+        # w = ad(S)^T h
+        a0, a1, a2, b0, b1, b2 = h[c, 0], h[c, 1], h[c, 2], h[c, 3], h[c, 4], h[c, 5]
+        w[c, 0] = -(w1 * a2 - w2 * a1) - (v1 * b2 - v2 * b1)
+        w[c, 1] = -(w2 * a0 - w0 * a2) - (v2 * b0 - v0 * b2)
+        w[c, 2] = -(w0 * a1 - w1 * a0) - (v0 * b1 - v1 * b0)
+        w[c, 3] = -(w1 * b2 - w2 * b1)
+        w[c, 4] = -(w2 * b0 - w0 * b2)
+        w[c, 5] = -(w0 * b1 - w1 * b0)
+        # z = ad(S)^T (Ic gamma)
+        a0 = Ic[c, 0, 3] * g0 + Ic[c, 0, 4] * g1 + Ic[c, 0, 5] * g2
+        a1 = Ic[c, 1, 3] * g0 + Ic[c, 1, 4] * g1 + Ic[c, 1, 5] * g2
+        a2 = Ic[c, 2, 3] * g0 + Ic[c, 2, 4] * g1 + Ic[c, 2, 5] * g2
+        b0 = Ic[c, 3, 3] * g0 + Ic[c, 3, 4] * g1 + Ic[c, 3, 5] * g2
+        b1 = Ic[c, 4, 3] * g0 + Ic[c, 4, 4] * g1 + Ic[c, 4, 5] * g2
+        b2 = Ic[c, 5, 3] * g0 + Ic[c, 5, 4] * g1 + Ic[c, 5, 5] * g2
+        z[c, 0] = -(w1 * a2 - w2 * a1) - (v1 * b2 - v2 * b1)
+        z[c, 1] = -(w2 * a0 - w0 * a2) - (v2 * b0 - v0 * b2)
+        z[c, 2] = -(w0 * a1 - w1 * a0) - (v0 * b1 - v1 * b0)
+        z[c, 3] = -(w1 * b2 - w2 * b1)
+        z[c, 4] = -(w2 * b0 - w0 * b2)
+        z[c, 5] = -(w0 * b1 - w1 * b0)
+        # g = ad(S) gamma = (0, w x g)
+        gk[c, 0] = zero
+        gk[c, 1] = zero
+        gk[c, 2] = zero
+        gk[c, 3] = w1 * g2 - w2 * g1
+        gk[c, 4] = w2 * g0 - w0 * g2
+        gk[c, 5] = w0 * g1 - w1 * g0
+    ISm = tmp[0]
+    Iu = tmp[1]
+    Igm = tmp[2]
     for jm in range(nj):
         m = corder[jm]
         for r in range(6):
-            a1 = 0.0 * S[0, 0]
-            a2 = 0.0 * S[0, 0]
-            a3 = 0.0 * S[0, 0]
+            a1 = zero
+            a2 = zero
+            a3 = zero
             for k in range(6):
                 icm = Ic[m, r, k]
                 a1 += icm * S[m, k]
                 a2 += icm * u[m, k]
                 a3 += icm * gk[m, k]
             ISm[r] = a1
-            Ium[r] = a2
+            Iu[r] = a2
             Igm[r] = a3
         for jo in range(jm + 1):
             o = corder[jo]
             if not anc[o, m]:
                 continue
-            mm = 0.0 * S[0, 0]
-            lvq_om = 0.0 * S[0, 0]
-            lqq_om = 0.0 * S[0, 0]
-            wmuo = 0.0 * S[0, 0]
-            lvq_mo = 0.0 * S[0, 0]
-            lqq_mo = 0.0 * S[0, 0]
+            mm = zero
+            lvq_om = zero
+            lqq_om = zero
+            wmuo = zero
+            lvq_mo = zero
+            lqq_mo = zero
             for r in range(6):
                 so = S[o, r]
                 uo = u[o, r]
                 mm += so * ISm[r]
-                lvq_om -= so * (Ium[r] + w[m, r])
-                lqq_om += uo * Ium[r] - so * (Igm[r] + z[m, r])
+                lvq_om -= so * (Iu[r] + w[m, r])
+                lqq_om += uo * Iu[r] - so * (Igm[r] + z[m, r])
                 wmuo += w[m, r] * uo
                 lvq_mo -= ISm[r] * uo
-                lqq_mo += Ium[r] * uo - ISm[r] * gk[o, r]
+                lqq_mo += Iu[r] * uo - ISm[r] * gk[o, r]
             M[o, m] = mm
             M[m, o] = mm
             Lvq[o, m] = lvq_om
@@ -369,6 +438,21 @@ def second_order(S, Vp, Ic, h, gvec, anc, corder):
             if o != m:
                 Lvq[m, o] = lvq_mo
                 Lqq[m, o] = lqq_mo + wmuo
+
+
+@njit(cache=True)
+def second_order(S, Vp, Ic, h, gvec, anc, corder):
+    """Allocating form of :func:`second_order_into`: returns ``(M, Lvq, Lqq)``."""
+    nq = S.shape[0]
+    M = np.zeros((nq, nq), dtype=S.dtype)
+    Lvq = np.zeros((nq, nq), dtype=S.dtype)
+    Lqq = np.zeros((nq, nq), dtype=S.dtype)
+    u = np.zeros((nq, 6), dtype=S.dtype)
+    w = np.zeros((nq, 6), dtype=S.dtype)
+    z = np.zeros((nq, 6), dtype=S.dtype)
+    gk = np.zeros((nq, 6), dtype=S.dtype)
+    tmp = np.zeros((3, 6), dtype=S.dtype)
+    second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, u, w, z, gk, tmp)
     return M, Lvq, Lqq
 
 
