@@ -408,7 +408,7 @@ class FastStepper:
         W[3] = t2
         I[_MAXIT] = max_iterations
         step_packed(I, self._F, W)
-        return int(I[_STATUS]), int(I[_ITERS]), float(W[2])
+        return I.item(_STATUS), I.item(_ITERS), W.item(2)
 
     def midpoint(self):
         """(qm, v) of the last step (views; copy before keeping)."""

@@ -39,6 +39,16 @@ def _sized(value, n, what):
     return arr
 
 
+def _flat_length(value):
+    """len() of a flat sequence or 1-D array, -1 for anything else (fast)."""
+    if isinstance(value, np.ndarray):
+        return value.shape[0] if value.ndim == 1 else -1
+    try:
+        return len(value)
+    except TypeError:
+        return -1
+
+
 def _vector(value, n, what):
     """``value`` as a new finite float array of shape (n,)."""
     arr = np.array(_sized(value, n, what), dtype=float)
@@ -328,12 +338,17 @@ class MidpointVI:
                              % (t2, self._t2))
         fast = self._fast
         if fast is not None and q2_hint is None:
-            if np.shape(u1) != fast.u_in.shape:
-                _sized(u1, self.nu, 'u1')
-            if np.shape(k2) != fast.k_in.shape:
-                _sized(k2, self.nk, 'k2')
-            fast.u_in[:] = u1
-            fast.k_in[:] = k2
+            # cheap size checks first (np.shape would cost microseconds on this path)
+            for value, target, what in ((u1, fast.u_in, 'u1'), (k2, fast.k_in, 'k2')):
+                n = _flat_length(value)
+                if n != target.shape[0]:
+                    _sized(value, target.shape[0], what)
+                if n:
+                    try:
+                        target[:] = value
+                    except (ValueError, TypeError):
+                        _sized(value, target.shape[0], what)
+                        raise
             t1 = self._t2
             status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
             if status != fast_step.OK:

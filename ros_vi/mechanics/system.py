@@ -9,19 +9,19 @@ from .model import Model
 
 
 class _State:
-    """Results cached for one state of the System (dropped on any change)."""
-    __slots__ = ('kin', 'terms', 'first', 'extras', 'dyn', 'dyn1', 'third', 'force2', 'dyn2')
+    """Results cached for one state of the System (a fresh one replaces it on any change).
 
-    def __init__(self):
-        self.kin = None      # (R, P, S)
-        self.terms = None    # full kernel output (Lq, Lv, M, Lvq, Lqq, T, Vg)
-        self.first = None    # (Lq, Lv, T, Vg)
-        self.extras = None   # aggregated non-kernel potentials/forces
-        self.dyn = None      # (ddqd, lambda)
-        self.dyn1 = None     # first derivatives of the dynamics
-        self.third = None    # third partials of L
-        self.force2 = None   # second derivatives of the forces
-        self.dyn2 = None     # second derivatives of the dynamics
+    Class attributes are the empty defaults, so creating one costs no __init__.
+    """
+    kin = None       # (R, P, S)
+    terms = None     # full kernel output (Lq, Lv, M, Lvq, Lqq, T, Vg)
+    first = None     # (Lq, Lv, T, Vg)
+    extras = None    # aggregated non-kernel potentials/forces
+    dyn = None       # (ddqd, lambda)
+    dyn1 = None      # first derivatives of the dynamics
+    third = None     # third partials of L
+    force2 = None    # second derivatives of the forces
+    dyn2 = None      # second derivatives of the dynamics
 
 
 def _identify(identifier, kind, items, what):
