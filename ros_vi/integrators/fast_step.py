@@ -22,6 +22,7 @@ from ..mechanics.potentials.gravity import Gravity
 
 OK, NOT_CONVERGED, NOT_FINITE, SINGULAR, BAD_INPUT = 0, 1, 2, 3, 4
 HISTORY = 5          # stored past configurations for the order-4 predictor
+ROUNDING = 64 * np.finfo(np.float64).eps   # residual floor relative to its terms' size
 _H = 16              # header length of I
 
 # header fields of I
@@ -236,6 +237,7 @@ def step_packed(I, F, W):
         for j in range(nsp):
             Lq[sp_idx[j]] -= sp_k[j] * (qm[sp_idx[j]] - sp_q0[j])
         acc = 0.0
+        scale = 0.0
         for i in range(nd):
             f = -damping[i] * v[i]
             for j in range(nu):
@@ -244,11 +246,14 @@ def step_packed(I, F, W):
             force[i] = f
             r[i] = p1[i] + 0.5 * dt * Lq[i] - Lv[i] + dt * f
             acc += r[i] * r[i]
+            mag = abs(p1[i]) + abs(0.5 * dt * Lq[i]) + abs(Lv[i]) + abs(dt * f)
+            scale += mag * mag
         rnorm = np.sqrt(acc)
         if not np.isfinite(rnorm):
             status = NOT_FINITE
             break
-        if rnorm <= tol:
+        # converged: within tolerance, or within rounding of the residual's own terms
+        if rnorm <= max(tol, ROUNDING * np.sqrt(scale)):
             status = OK
             # p2 = D2Ld, written as p1 + D1Ld + D2Ld + f- (equal at the root): the
             # momentum update then does not inherit the solver residual, so momenta of

@@ -15,8 +15,9 @@ then ``p2 = D2 Ld``.  In terms of the Lagrangian's partials at (qm, v)::
     D1 Ld = dt/2 L_q - L_v,   D2 Ld = dt/2 L_q + L_v
 
 Newton's method with the exact Jacobian solves the DEL; it stops when the 2-norm of the
-DEL residual is at most ``tolerance`` and every |h_i(q2)| is at most its constraint's
-tolerance (trep's rule), and p2 is computed at that final iterate.
+DEL residual is at most ``tolerance`` (or, when that is below what rounding allows, at most
+64 eps times the size of the residual's terms) and every |h_i(q2)| is at most its
+constraint's tolerance (trep's rule), and p2 is computed at that final iterate.
 """
 import numpy as np
 import scipy.linalg
@@ -261,7 +262,11 @@ class MidpointVI:
         Lq, Lv, T, Vg = s._model.first_order(s._gvec, s._q, s._dq)
         e = s._extras()
         impulse = dt * (Lq - e['V_dq'] + e['F'])[:nd]
-        r = self._p1 + impulse - (0.5 * dt * (Lq - e['V_dq']) + Lv)[:nd]
+        half = (0.5 * dt * (Lq - e['V_dq']))[:nd]
+        r = self._p1 + impulse - (half + Lv[:nd])
+        # size of the residual's terms: the root can only be found to rounding of these
+        self._residual_scale = np.linalg.norm(np.abs(self._p1) + np.abs(half)
+                                              + np.abs(Lv[:nd]) + np.abs(dt * e['F'][:nd]))
         if self.nc:
             constraint_impulse = self._Dh1[:, :nd].T @ lam
             self._impulse = impulse - constraint_impulse
@@ -413,7 +418,9 @@ class MidpointVI:
             if not np.all(np.isfinite(r)):
                 raise ConvergenceError('the DEL residual became non-finite at iteration %d '
                                        '(q2 = %s)' % (iterations, self._q1 + delta))
-            if np.linalg.norm(r[:nd]) <= self.tolerance and np.all(np.abs(r[nd:]) <= tols):
+            floor = fast_step.ROUNDING * self._residual_scale
+            if (np.linalg.norm(r[:nd]) <= max(self.tolerance, floor)
+                    and np.all(np.abs(r[nd:]) <= tols)):
                 return self._q1 + delta, self._p1 + self._impulse, lam, iterations
             if iterations >= max_iterations:
                 raise ConvergenceError('failed to converge after %d iterations '
