@@ -33,6 +33,8 @@ setup(
                  '(a Python 3 re-creation of trep) with ROS 2 nodes.'),
     license='BSD-3-Clause',
     entry_points={
-        'console_scripts': [],
+        'console_scripts': [
+            'simulator = ros_vi.ros.simulator_node:main',
+        ],
     },
 )

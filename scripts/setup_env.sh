@@ -4,8 +4,9 @@
 # - uses the machine's python3 (override with PYTHON=/path/to/python3)
 # - installs requirements.txt and the package itself in editable mode
 # - idempotent: skips all work when .venv/.ros_vi_stamp matches the current
-#   hash of requirements.txt + setup.py + setup.cfg (+ top-level packages,
-#   python version, repo path)
+#   hash of requirements.txt + requirements-ros.txt + ros_interfaces/ + setup.py +
+#   setup.cfg (+ top-level packages, python version, repo path)
+# - installs ROS 2 (Jazzy wheels, requirements-ros.txt) and builds tf2_msgs into the venv
 # - works on a fresh Debian 12 with python3 + pip even without python3-venv
 #   (falls back to `venv --without-pip` bootstrapped by the system pip)
 set -euo pipefail
@@ -25,7 +26,9 @@ log() { echo "[setup_env] $*"; }
 
 hash_inputs() {
     {
-        cat requirements.txt setup.py
+        cat requirements.txt requirements-ros.txt setup.py
+        # the tf2_msgs interface package built into the venv (scripts/build_tf2_msgs.sh)
+        find ros_interfaces -type f | LC_ALL=C sort | xargs cat
         [ -f setup.cfg ] && cat setup.cfg
         # top-level packages: the editable finder maps only those that existed
         # at install time, so a newly added package needs a re-install
@@ -90,6 +93,10 @@ log "upgrading pip"
 
 log "installing requirements.txt"
 "$VPY" -m pip install -q -r requirements.txt
+
+log "installing requirements-ros.txt (ROS 2 Jazzy wheels)"
+"$VPY" -m pip install -q -r requirements-ros.txt
+bash scripts/build_tf2_msgs.sh
 
 log "installing ros_vi (editable)"
 "$VPY" -m pip install -q -e .

@@ -1,0 +1,6 @@
+"""ROS 2 layer of ros_vi: the only package that imports rclpy and message packages.
+
+- :mod:`ros_vi.ros.conversions`: numpy <-> message helpers (times, transforms, joint states)
+- :mod:`ros_vi.ros.qos`: the QoS profiles of the topics
+- :mod:`ros_vi.ros.simulator_node`: the ``simulator`` node (console script ``simulator``)
+"""

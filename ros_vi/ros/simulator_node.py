@@ -1,0 +1,624 @@
+"""The ``simulator`` node: steps a URDF robot with ros_vi's midpoint VI at a fixed rate.
+
+Run: ``ros2 run ros_vi simulator --ros-args -p urdf_file:=/path/robot.urdf`` (or, in the pip
+environment, ``.venv/bin/simulator --ros-args ...``).  docs/simulator.md has the full table.
+
+Publishes (names relative to the node's namespace)
+    joint_states (sensor_msgs/JointState), tf (tf2_msgs/TFMessage, moving joints:
+    parent link -> child link), tf_static (fixed joints, latched), robot_description
+    (std_msgs/String, latched), clock (rosgraph_msgs/Clock, every tick, if publish_clock),
+    diagnostics (diagnostic_msgs/DiagnosticArray: rate, iterations, energy, faults).
+Subscribes
+    joint_commands (sensor_msgs/JointState: ``effort`` by joint ``name``),
+    effort_controller/commands (std_msgs/Float64MultiArray in ``command_joints`` order).
+Services (std_srvs/Trigger)
+    ~/reset, ~/pause, ~/unpause, ~/step (``step_ticks`` ticks while paused).
+
+All stamps are simulation time.  The step loop is paced by the steady (wall) clock times
+``real_time_factor``; the simulation core is :class:`ros_vi.simulation.Simulation`.
+"""
+import math
+import os
+import sys
+import time
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
+
+from ..simulation import Simulation
+from ..urdf import URDFError
+from . import conversions as conv
+from . import qos
+
+
+class ParameterError(ValueError):
+    """A node parameter has an invalid value (the message names the parameter)."""
+
+
+# name -> (default, description).  Every parameter is declared with dynamic typing and
+# checked by _read_parameters (so ``rate: 100`` works as well as ``rate: 100.0``).
+PARAMETERS = {
+    'robot_description': ('', 'URDF (or processed xacro) XML text of the robot'),
+    'urdf_file': ('', 'path of a .urdf or .xacro file (package:// and file:// URIs accepted); '
+                      'used when robot_description is empty'),
+    'prefix': ('', 'prepended to joint and link names (configs, tf frames, joint_states)'),
+    'gravity': ([0.0, 0.0, -9.81], 'gravity vector [m/s^2] in the root link frame'),
+    'initial_joints': ([], 'joints named by initial_positions/initial_velocities '
+                             '(empty: all moving joints in joint_states order)'),
+    'initial_positions': ([], 'initial joint positions [rad or m] (empty: URDF zero)'),
+    'initial_velocities': ([], 'initial joint velocities [rad/s or m/s] (empty: zero)'),
+    'rate': (500.0, 'tick rate of the simulation loop [Hz of simulation time]'),
+    'substeps': (1, 'VI steps per tick'),
+    'real_time_factor': (1.0, 'simulation seconds per wall second (0: as fast as possible)'),
+    'publish_rate': (100.0, 'joint_states and tf rate [Hz of simulation time], <= rate'),
+    'publish_clock': (True, 'publish clock (rosgraph_msgs/Clock) every tick'),
+    'start_paused': (False, 'start paused (use ~/unpause or ~/step)'),
+    'command_joints': ([], 'joint order of effort_controller/commands '
+                             '(empty: every actuated joint with a non-zero effort limit)'),
+    'command_timeout': (0.5, 'a joint command older than this [s of simulation time] decays '
+                             'to zero torque (0: never)'),
+    'command_decay': (0.05, 'length [s] of the linear ramp to zero after the timeout '
+                            '(0: drop to zero at once)'),
+    'lockstep': (False, 'each tick waits for a command stamped with the last published '
+                        'state time'),
+    'lockstep_timeout': (1.0, 'wall seconds to wait for a lockstep command before stepping '
+                              'with the previous command (and saying so)'),
+    'step_ticks': (1, 'ticks advanced by one call of ~/step'),
+    'max_iterations': (50, 'Newton iterations allowed per VI step'),
+    'max_refinements': (3, 'retries of a failed tick with 2x, 4x, ... substeps'),
+    'tolerance': (1e-10, 'VI root-solver tolerance on |DEL|'),
+    'diagnostics_period': (1.0, 'wall seconds between diagnostics messages'),
+}
+
+
+def resolve_uri(uri):
+    """Path of a ``package://pkg/rel``, ``file://path`` or plain path.
+
+    ``package://`` needs ament_index (a sourced ROS 2 workspace, or ``AMENT_PREFIX_PATH``
+    holding the venv); ``package://ros_vi/...`` also resolves to this source checkout.
+    """
+    if uri.startswith('file://'):
+        return uri[len('file://'):]
+    if not uri.startswith('package://'):
+        return uri
+    pkg, _, rel = uri[len('package://'):].partition('/')
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        return os.path.join(get_package_share_directory(pkg), rel)
+    except Exception as err:
+        checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+            __file__))))
+        if pkg == 'ros_vi' and os.path.isfile(os.path.join(checkout, 'package.xml')):
+            return os.path.join(checkout, rel)
+        raise ParameterError('parameter urdf_file: cannot resolve %r (%s)' % (uri, err))
+
+
+def load_urdf_text(path):
+    """URDF XML text of a ``.urdf`` file, or of a ``.xacro`` file processed by xacro."""
+    if not os.path.isfile(path):
+        raise ParameterError('parameter urdf_file: no such file %r' % path)
+    if path.endswith('.xacro'):
+        from ..urdf import _run_xacro      # adapter: urdf.py has no public xacro-to-text
+        return _run_xacro(path, None)
+    with open(path, 'r', encoding='utf-8') as fh:
+        return fh.read()
+
+
+class SimulatorNode(Node):
+    """ROS 2 node wrapping :class:`ros_vi.simulation.Simulation` (see the module doc).
+
+    Constructible in-process with ``SimulatorNode(parameter_overrides=[Parameter(...)])``
+    (e.g. next to controller nodes on one executor).  Raises :class:`ParameterError` or
+    :class:`ros_vi.urdf.URDFError` (both ValueError) naming the bad parameter.
+    """
+
+    def __init__(self, node_name='simulator', **kwargs):
+        super().__init__(node_name, **kwargs)
+        for name, (default, description) in PARAMETERS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(
+                description=description, dynamic_typing=True))
+        cfg = self._read_parameters()
+        self.cfg = cfg
+        self.sim = self._make_simulation(cfg)
+
+        # bookkeeping
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._wall_anchor = None        # (wall time, ticks) the real-time pacing counts from
+        self._rejected = 0
+        self._last_rejection = ''
+        self._lockstep_timeouts = 0
+        self._overruns = 0
+        self._lock_ready = False
+        self._lock_wait_since = None
+        self._last_state_ns = None
+        self._diag_ticks = 0
+        self._diag_iterations = 0
+        self._diag_wall = time.monotonic()
+        self._diag_last_failure = 0
+        self._last_diag_publish = 0.0
+
+        # publishers
+        self._pub_js = self.create_publisher(JointState, 'joint_states', qos.STATE_QOS)
+        self._pub_tf = self.create_publisher(TFMessage, 'tf', qos.TF_QOS)
+        self._pub_tf_static = self.create_publisher(TFMessage, 'tf_static', qos.LATCHED_QOS)
+        self._pub_desc = self.create_publisher(String, 'robot_description', qos.LATCHED_QOS)
+        self._pub_clock = (self.create_publisher(ClockMsg, 'clock', qos.CLOCK_QOS)
+                           if cfg['publish_clock'] else None)
+        self._pub_diag = self.create_publisher(DiagnosticArray, 'diagnostics', qos.STATE_QOS)
+        # subscriptions
+        self.create_subscription(JointState, 'joint_commands', self._on_joint_commands,
+                                 qos.COMMAND_QOS)
+        self.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                                 self._on_array_commands, qos.COMMAND_QOS)
+        # services
+        self.create_service(Trigger, '~/reset', self._on_reset)
+        self.create_service(Trigger, '~/pause', self._on_pause)
+        self.create_service(Trigger, '~/unpause', self._on_unpause)
+        self.create_service(Trigger, '~/step', self._on_step)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+        # latched topics and the initial state
+        self._pub_desc.publish(String(data=self._urdf_text))
+        stamp = conv.time_msg(self.sim.t)
+        self._pub_tf_static.publish(TFMessage(transforms=[
+            conv.transform_stamped(p, c, g, stamp) for p, c, g in self.sim.static_transforms()]))
+        if cfg['start_paused']:
+            self.sim.pause()
+        self._publish_clock()
+        self._publish_state()
+
+        rtf = cfg['real_time_factor']
+        if rtf > 0:
+            period = max(0.001, 1.0 / (cfg['rate'] * rtf))
+        elif cfg['lockstep']:
+            # ticks run in the command callbacks; the timer only watches for timeouts
+            period = min(0.05, cfg['lockstep_timeout'] / 4.0)
+        else:
+            period = 0.001
+        # the step loop is paced by the steady clock (never by /clock, which it drives);
+        # it is cancelled while paused so an idle simulator costs no CPU
+        self._timer = self.create_timer(period, self._on_timer, clock=self._steady,
+                                        autostart=not cfg['start_paused'])
+        self._diag_timer = self.create_timer(cfg['diagnostics_period'],
+                                             self._publish_diagnostics, clock=self._steady)
+        self.get_logger().info(
+            'simulating %r: %d joints (%s), rate %g Hz x %d substeps, real_time_factor %g, '
+            'publish_rate %g Hz%s%s' % (
+                self.sim.robot.name if self.sim.robot else 'system', len(self.sim.joint_names),
+                ', '.join(self.sim.joint_names), cfg['rate'], cfg['substeps'], rtf,
+                cfg['publish_rate'], ', lockstep' if cfg['lockstep'] else '',
+                ', paused' if cfg['start_paused'] else ''))
+
+    # ------------------------------------------------------------------ parameters
+    def _param(self, name):
+        return self.get_parameter(name).value
+
+    @staticmethod
+    def _number(name, value, low=None, low_open=False, integer=False):
+        ok_type = isinstance(value, int) and not isinstance(value, bool) if integer else \
+            isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok_type or not math.isfinite(value):
+            raise ParameterError('parameter %s: expected %s, got %r' % (
+                name, 'an integer' if integer else 'a finite number', value))
+        if low is not None and (value < low or (low_open and value == low)):
+            raise ParameterError('parameter %s: must be %s %g, got %r' % (
+                name, '>' if low_open else '>=', low, value))
+        return int(value) if integer else float(value)
+
+    @staticmethod
+    def _bool(name, value):
+        if not isinstance(value, bool):
+            raise ParameterError('parameter %s: expected true or false, got %r' % (name, value))
+        return value
+
+    @staticmethod
+    def _numbers(name, value, length=None):
+        value = [] if value is None else list(value)
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
+            raise ParameterError('parameter %s: expected a list of numbers, got %r'
+                                 % (name, value))
+        bad = [v for v in value if not math.isfinite(v)]
+        if bad:
+            raise ParameterError('parameter %s: values must be finite, got %r' % (name, value))
+        if length is not None and len(value) != length:
+            raise ParameterError('parameter %s: expected %d numbers, got %d'
+                                 % (name, length, len(value)))
+        return [float(v) for v in value]
+
+    @staticmethod
+    def _strings(name, value):
+        value = [] if value is None else list(value)
+        if any(not isinstance(v, str) or not v for v in value):
+            raise ParameterError('parameter %s: expected a list of non-empty strings, got %r'
+                                 % (name, value))
+        return value
+
+    def _read_parameters(self):
+        p = self._param
+        cfg = {}
+        for name in ('robot_description', 'urdf_file', 'prefix'):
+            if not isinstance(p(name), str):
+                raise ParameterError('parameter %s: expected a string, got %r' % (name, p(name)))
+            cfg[name] = p(name)
+        if cfg['robot_description'].strip() and cfg['urdf_file'].strip():
+            raise ParameterError('parameters robot_description and urdf_file: give one, '
+                                 'not both')
+        if not cfg['robot_description'].strip() and not cfg['urdf_file'].strip():
+            raise ParameterError('parameters robot_description and urdf_file: one is '
+                                 'required (URDF text, or the path of a .urdf/.xacro file)')
+        cfg['gravity'] = self._numbers('gravity', p('gravity'), 3)
+        cfg['initial_joints'] = self._strings('initial_joints', p('initial_joints'))
+        cfg['initial_positions'] = self._numbers('initial_positions', p('initial_positions'))
+        cfg['initial_velocities'] = self._numbers('initial_velocities',
+                                                  p('initial_velocities'))
+        cfg['rate'] = self._number('rate', p('rate'), 0.0, low_open=True)
+        cfg['substeps'] = self._number('substeps', p('substeps'), 1, integer=True)
+        cfg['real_time_factor'] = self._number('real_time_factor', p('real_time_factor'), 0.0)
+        cfg['publish_rate'] = self._number('publish_rate', p('publish_rate'), 0.0,
+                                           low_open=True)
+        if cfg['publish_rate'] > cfg['rate']:
+            raise ParameterError('parameter publish_rate: %g Hz is above rate (%g Hz)'
+                                 % (cfg['publish_rate'], cfg['rate']))
+        for name in ('publish_clock', 'start_paused', 'lockstep'):
+            cfg[name] = self._bool(name, p(name))
+        cfg['command_joints'] = self._strings('command_joints', p('command_joints'))
+        cfg['command_timeout'] = self._number('command_timeout', p('command_timeout'), 0.0)
+        cfg['command_decay'] = self._number('command_decay', p('command_decay'), 0.0)
+        cfg['lockstep_timeout'] = self._number('lockstep_timeout', p('lockstep_timeout'),
+                                               0.0, low_open=True)
+        cfg['step_ticks'] = self._number('step_ticks', p('step_ticks'), 1, integer=True)
+        cfg['max_iterations'] = self._number('max_iterations', p('max_iterations'), 1,
+                                             integer=True)
+        cfg['max_refinements'] = self._number('max_refinements', p('max_refinements'), 0,
+                                              integer=True)
+        cfg['tolerance'] = self._number('tolerance', p('tolerance'), 0.0, low_open=True)
+        cfg['diagnostics_period'] = self._number('diagnostics_period',
+                                                 p('diagnostics_period'), 0.0, low_open=True)
+        return cfg
+
+    def _make_simulation(self, cfg):
+        if cfg['robot_description'].strip():
+            text, where = cfg['robot_description'], 'parameter robot_description'
+        else:
+            text = load_urdf_text(resolve_uri(cfg['urdf_file'].strip()))
+            where = 'parameter urdf_file (%s)' % cfg['urdf_file']
+        self._urdf_text = text
+        from ..urdf import import_urdf
+        try:
+            system = import_urdf(text, prefix=cfg['prefix'] or None, gravity=cfg['gravity'])
+        except URDFError as err:
+            raise URDFError('%s: %s' % (where, err)) from None
+        names = [c.name for c in system.configs]
+        joints = cfg['initial_joints'] or names
+        initial = {}
+        for pname in ('initial_positions', 'initial_velocities'):
+            values = cfg[pname]
+            if not values:
+                initial[pname] = None
+                continue
+            if len(values) != len(joints):
+                raise ParameterError('parameter %s: %d values for %d joints (%s)' % (
+                    pname, len(values), len(joints),
+                    'initial_joints' if cfg['initial_joints'] else 'all joints: '
+                    + ', '.join(names)))
+            initial[pname] = dict(zip(joints, values))
+        unknown = [j for j in cfg['initial_joints'] if j not in names]
+        if unknown:
+            raise ParameterError('parameter initial_joints: unknown joint%s %s (joints: %s)'
+                                 % ('s' if len(unknown) > 1 else '', ', '.join(unknown),
+                                    ', '.join(names)))
+        try:
+            sim = Simulation(system, 1.0 / cfg['rate'], substeps=cfg['substeps'],
+                             command_timeout=cfg['command_timeout'],
+                             command_decay=cfg['command_decay'],
+                             command_joints=cfg['command_joints'] or None,
+                             initial_positions=initial['initial_positions'],
+                             initial_velocities=initial['initial_velocities'],
+                             max_refinements=cfg['max_refinements'],
+                             max_iterations=cfg['max_iterations'],
+                             tolerance=cfg['tolerance'])
+        except ValueError as err:
+            msg = str(err)
+            for pname in ('command_joints', 'initial_positions', 'initial_velocities'):
+                if msg.startswith(pname):
+                    raise ParameterError('parameter ' + msg) from None
+            raise ParameterError(msg) from None
+        return sim
+
+    def _on_set_parameters(self, params):
+        for param in params:
+            if param.name == 'step_ticks':
+                try:
+                    self.cfg['step_ticks'] = self._number('step_ticks', param.value, 1,
+                                                          integer=True)
+                except ParameterError as err:
+                    return SetParametersResult(successful=False, reason=str(err))
+            elif param.name in PARAMETERS:
+                return SetParametersResult(
+                    successful=False,
+                    reason='parameter %s is read at start only (only step_ticks can change '
+                           'at run time)' % param.name)
+        return SetParametersResult(successful=True)
+
+    # ------------------------------------------------------------------ publishing
+    def _publish_clock(self):
+        if self._pub_clock is not None:
+            self._pub_clock.publish(ClockMsg(clock=conv.time_msg(self.sim.t)))
+
+    def _publish_state(self):
+        sim = self.sim
+        ns = conv.time_to_ns(sim.t)
+        stamp = conv.ns_to_time_msg(ns)
+        state = sim.state()
+        self._pub_js.publish(conv.joint_state_msg(state, stamp))
+        transforms = sim.link_transforms()
+        if transforms:
+            self._pub_tf.publish(TFMessage(transforms=[
+                conv.transform_stamped(p, c, g, stamp) for p, c, g in transforms]))
+        self._last_state_ns = ns
+        self._lock_ready = False
+        self._lock_wait_since = time.monotonic()
+
+    def _publish_due(self, ticks):
+        """True when tick number ``ticks`` crosses a publish_rate period."""
+        ratio = self.cfg['publish_rate'] / self.cfg['rate']
+        return math.floor(ticks * ratio + 1e-9) != math.floor((ticks - 1) * ratio + 1e-9)
+
+    # ------------------------------------------------------------------ stepping
+    def _tick(self, force_publish=False):
+        result = self.sim.tick()
+        self._diag_ticks += 1
+        self._diag_iterations += result.iterations
+        self._publish_clock()
+        if force_publish or self.cfg['lockstep'] or self._publish_due(self.sim.ticks):
+            self._publish_state()
+        if not result.ok:
+            self.get_logger().error(result.error, throttle_duration_sec=1.0)
+            if time.monotonic() - self._last_diag_publish > 0.2:
+                self._publish_diagnostics()
+        return result
+
+    def _on_timer(self):
+        if self.sim.paused:
+            self._wall_anchor = None
+            return
+        if self.cfg['lockstep']:
+            self._lockstep_poll()
+            return
+        rtf = self.cfg['real_time_factor']
+        now = time.monotonic()
+        if rtf == 0:
+            # as fast as possible, in slices of ~5 ms so callbacks and services run
+            end = now + 0.005
+            while time.monotonic() < end and not self.sim.paused:
+                self._tick()
+            return
+        if self._wall_anchor is None:
+            self._wall_anchor = (now, self.sim.ticks)
+            return
+        wall0, ticks0 = self._wall_anchor
+        due = int((now - wall0) * self.cfg['rate'] * rtf + 1e-9) - (self.sim.ticks - ticks0)
+        max_catch_up = max(10, int(0.25 * self.cfg['rate'] * rtf))
+        if due > max_catch_up:
+            # fell behind by more than 0.25 s (a stalled machine): drop the backlog rather
+            # than spiral; shorter stalls are caught up so the average rate holds
+            self._overruns += due - max_catch_up
+            self._wall_anchor = (now - max_catch_up / (self.cfg['rate'] * rtf),
+                                 self.sim.ticks)
+            due = max_catch_up
+        for _ in range(max(due, 0)):
+            self._tick()
+
+    def _lockstep_poll(self):
+        now = time.monotonic()
+        if not self._lock_ready:
+            if self._lock_wait_since is not None and \
+                    now - self._lock_wait_since > self.cfg['lockstep_timeout']:
+                self._lockstep_timeouts += 1
+                self.get_logger().warning(
+                    'lockstep: no command stamped %.9f s within %g s; stepping with the '
+                    'previous command' % (self._last_state_ns * 1e-9,
+                                          self.cfg['lockstep_timeout']),
+                    throttle_duration_sec=1.0)
+            else:
+                return
+        rtf = self.cfg['real_time_factor']
+        if rtf > 0:
+            if self._wall_anchor is not None and \
+                    now - self._wall_anchor[0] < 1.0 / (self.cfg['rate'] * rtf) - 1e-4:
+                return
+            self._wall_anchor = (now, self.sim.ticks)
+        self._tick()
+
+    # ------------------------------------------------------------------ commands
+    def _reject(self, problem):
+        self._rejected += 1
+        self._last_rejection = problem
+        self.get_logger().warning('rejected command: %s (previous command kept)' % problem,
+                                  throttle_duration_sec=1.0)
+
+    def _lockstep_accept(self, stamp_ns):
+        """In lockstep, whether a command for state time ``stamp_ns`` unlocks the next tick."""
+        return stamp_ns is None or stamp_ns == self._last_state_ns
+
+    def _on_joint_commands(self, msg):
+        names, efforts = list(msg.name), list(msg.effort)
+        if not names:
+            self._reject('joint_commands: no joint names')
+            return
+        if len(efforts) != len(names):
+            self._reject('joint_commands: %d names but %d efforts' % (len(names), len(efforts)))
+            return
+        stamp_ns = conv.stamp_to_ns(msg.header.stamp)
+        if self.cfg['lockstep'] and not self._lockstep_accept(stamp_ns):
+            return        # a command for an older state: not for this tick
+        try:
+            self.sim.set_commands(names, efforts)
+        except ValueError as err:
+            self._reject('joint_commands: %s' % err)
+            return
+        self._command_received()
+
+    def _on_array_commands(self, msg):
+        try:
+            self.sim.set_command_vector(list(msg.data))
+        except ValueError as err:
+            self._reject('effort_controller/commands: %s' % err)
+            return
+        self._command_received()
+
+    def _command_received(self):
+        if not self.cfg['lockstep']:
+            return
+        self._lock_ready = True
+        if self.cfg['real_time_factor'] == 0 and not self.sim.paused:
+            self._tick()
+
+    # ------------------------------------------------------------------ services
+    def _on_reset(self, request, response):
+        self.sim.reset()
+        self._wall_anchor = None
+        self._publish_clock()
+        self._publish_state()
+        response.success = True
+        response.message = 'reset to the initial state at t=%.6f s' % self.sim.t
+        return response
+
+    def _on_pause(self, request, response):
+        self.sim.pause()
+        self._timer.cancel()
+        response.success = True
+        response.message = 'paused at t=%.6f s' % self.sim.t
+        return response
+
+    def _on_unpause(self, request, response):
+        was = self.sim.paused
+        self.sim.unpause()
+        self._wall_anchor = None
+        self._timer.reset()
+        if self.cfg['lockstep']:
+            # give (late-joined) controllers the state to answer
+            self._publish_state()
+        response.success = True
+        response.message = ('unpaused at t=%.6f s' if was else 'was running at t=%.6f s') \
+            % self.sim.t
+        return response
+
+    def _on_step(self, request, response):
+        if not self.sim.paused:
+            response.success = False
+            response.message = 'not paused: call ~/pause first'
+            return response
+        n = self.cfg['step_ticks']
+        failed = 0
+        for k in range(n):
+            failed += not self._tick(force_publish=(k == n - 1)).ok
+        response.success = failed == 0
+        response.message = 'stepped %d tick%s to t=%.9f s%s' % (
+            n, '' if n == 1 else 's', self.sim.t,
+            '' if not failed else '; %d failed (state held): %s' % (failed,
+                                                                   self.sim.last_error))
+        return response
+
+    # ------------------------------------------------------------------ diagnostics
+    def _publish_diagnostics(self):
+        sim = self.sim
+        now = time.monotonic()
+        elapsed = max(now - self._diag_wall, 1e-9)
+        rate = self._diag_ticks / elapsed
+        mean_it = self._diag_iterations / self._diag_ticks if self._diag_ticks else 0.0
+        state = sim.state()
+        status = DiagnosticStatus()
+        status.name = '%s: simulation' % self.get_fully_qualified_name()
+        status.hardware_id = sim.robot.name if sim.robot is not None and sim.robot.name \
+            else 'ros_vi'
+        new_failures = sim.failures - self._diag_last_failure
+        rtf = self.cfg['real_time_factor']
+        if not sim.last_result.ok:
+            status.level, status.message = DiagnosticStatus.ERROR, \
+                'VI step failed, state held: %s' % sim.last_error
+        elif new_failures:
+            status.level, status.message = DiagnosticStatus.WARN, \
+                '%d ticks failed since the last report (state held)' % new_failures
+        elif self._last_rejection:
+            status.level, status.message = DiagnosticStatus.WARN, \
+                'rejected command: %s' % self._last_rejection
+        elif not sim.paused and not self.cfg['lockstep'] and rtf > 0 and \
+                rate < 0.95 * self.cfg['rate'] * rtf and self._diag_ticks > 0:
+            status.level, status.message = DiagnosticStatus.WARN, \
+                'behind real time: %.1f Hz of %.1f Hz' % (rate, self.cfg['rate'] * rtf)
+        else:
+            status.level, status.message = DiagnosticStatus.OK, \
+                'paused' if sim.paused else 'running'
+        values = {
+            'sim_time': '%.9f' % sim.t,
+            'ticks': str(sim.ticks),
+            'tick_rate_hz': '%.3f' % rate,
+            'target_tick_rate_hz': '%.3f' % (self.cfg['rate'] * rtf) if rtf else 'max',
+            'real_time_factor': '%.4f' % (rate / self.cfg['rate']),
+            'iterations_last': str(sim.last_result.iterations),
+            'iterations_mean': '%.3f' % mean_it,
+            'substeps_last': str(sim.last_result.substeps),
+            'energy': '%.12g' % state.energy,
+            'paused': str(sim.paused).lower(),
+            'lockstep': str(self.cfg['lockstep']).lower(),
+            'failures': str(sim.failures),
+            'retries': str(sim.retries),
+            'last_error': sim.last_error or '',
+            'rejected_commands': str(self._rejected),
+            'last_rejection': self._last_rejection,
+            'lockstep_timeouts': str(self._lockstep_timeouts),
+            'overruns': str(self._overruns),
+            'timed_out_joints': ','.join(sim.timed_out()),
+        }
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = conv.time_msg(sim.t)
+        self._pub_diag.publish(msg)
+        self._diag_wall = now
+        self._diag_ticks = 0
+        self._diag_iterations = 0
+        self._diag_last_failure = sim.failures
+        self._last_rejection = ''
+        self._last_diag_publish = now
+
+
+def main(args=None):
+    """Console script ``simulator``: rclpy.init, spin the node, shut down."""
+    rclpy.init(args=args)
+    try:
+        node = SimulatorNode()
+    except ValueError as err:       # ParameterError, URDFError
+        rclpy.logging.get_logger('simulator').fatal(str(err))
+        if rclpy.ok():
+            rclpy.shutdown()
+        return 2
+    except KeyboardInterrupt:       # interrupted while starting up
+        if rclpy.ok():
+            rclpy.shutdown()
+        return 0
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:               # a callback racing the signal handler's shutdown
+        if rclpy.ok():
+            raise
+    finally:
+        node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""Lockstep: a PD controller closing the loop over topics (in this test process, the
+simulator in another) reproduces the loop run in-process to 1e-9; a missing command
+times out and says so."""
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import Log
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+from ros_vi.ros.conversions import stamp_to_ns
+from ros_vi.simulation import Simulation
+
+from .harness import SimProcess, kv, urdf, wait_until
+
+RATE = 100.0
+Q0 = [0.5, 0.3]
+TICKS = 200
+KP, KD, TARGET = 20.0, 3.0, 1.2      # saturates at the 10 N m limit early on
+
+
+def pd_law(position, velocity):
+    """Elbow torque [N m] of a PD law on the elbow angle (the same code both ways)."""
+    return -KP * (position[1] - TARGET) - KD * velocity[1]
+
+
+class TopicController:
+    """Answers each joint_states with a command stamped with the state's time."""
+
+    def __init__(self, probe, sim, ticks):
+        self.states = {}          # stamp ns -> (positions, velocities)
+        self.ticks = ticks
+        self.pub = probe.publisher(JointState, sim.topic('joint_commands'))
+        self.rec = probe.subscribe(JointState, sim.topic('joint_states'), callback=self.on_state)
+
+    def on_state(self, msg):
+        ns = stamp_to_ns(msg.header.stamp)
+        if ns not in self.states and len(self.states) >= self.ticks:
+            return                # stop answering: the simulator must time out
+        self.states[ns] = (list(msg.position), list(msg.velocity))
+        cmd = JointState(name=['elbow'], effort=[pd_law(msg.position, msg.velocity)])
+        cmd.header.stamp = msg.header.stamp
+        self.pub.publish(cmd)
+
+
+@pytest.fixture(scope='module')
+def sim(probe):
+    proc = SimProcess({'urdf_file': urdf('acrobot'), 'rate': RATE, 'lockstep': True,
+                       'real_time_factor': 0.0, 'start_paused': True,
+                       'lockstep_timeout': 1.0, 'initial_positions': Q0,
+                       'diagnostics_period': 0.2})
+    yield proc
+    code, out = proc.stop()
+    assert code == 0, out
+    assert 'Traceback' not in out, out
+
+
+def test_lockstep_reproduces_the_in_process_loop(probe, sim):
+    rosout = probe.subscribe(Log, '/rosout', QoSProfile(
+        depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    diag = probe.subscribe(DiagnosticArray, sim.topic('diagnostics'))
+    ctrl = TopicController(probe, sim, TICKS)
+    try:
+        # the state at t = 0 must reach the controller: reset (paused) republishes it
+        def pinged():
+            probe.call(sim.service('reset'))
+            try:
+                ctrl.rec.wait(timeout=1.0)
+                return True
+            except AssertionError:
+                return False
+        wait_until(pinged, timeout=30, what='the controller to receive a state')
+        assert probe.call(sim.service('unpause')).success
+        wait_until(lambda: len(ctrl.states) >= TICKS, timeout=60,
+                   what='%d lockstep ticks' % TICKS)
+        # no command for the next state: the simulator times out, says so, and steps on
+        d = diag.wait(lambda m: int(kv(m)['lockstep_timeouts']) >= 1,
+                      what='a lockstep timeout in diagnostics')
+        warn = rosout.wait(lambda m: 'lockstep: no command stamped' in m.msg,
+                           what='the lockstep timeout warning')
+        assert warn.level == Log.WARN
+        assert probe.call(sim.service('pause')).success
+    finally:
+        for rec in (rosout, diag, ctrl.rec):
+            probe.unsubscribe(rec)
+    # the same controller called in-process on the core
+    core = Simulation.from_urdf_file(urdf('acrobot'), rate=RATE, initial_positions=Q0,
+                                     command_timeout=0.5, command_decay=0.05)
+    stamps = sorted(ctrl.states)[:TICKS]
+    assert stamps == [k * 10_000_000 for k in range(TICKS)]
+    worst = 0.0
+    for ns in stamps:
+        st = core.state()
+        q, v = ctrl.states[ns]
+        worst = max(worst, np.max(np.abs(np.subtract(q, st.positions))),
+                    np.max(np.abs(np.subtract(v, st.velocities))))
+        core.set_commands({'elbow': pd_law(st.positions, st.velocities)})
+        core.tick()
+    assert worst <= 1e-9, worst
+    assert abs(ctrl.states[stamps[-1]][0][1] - Q0[1]) > 0.3    # the controller moved it
+    assert int(kv(d)['rejected_commands']) == 0

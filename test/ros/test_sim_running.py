@@ -1,0 +1,120 @@
+"""A free-running simulator (7-DOF arm, real time): publish rate, tf names and values,
+late joiners, /clock and diagnostics."""
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+
+from ros_vi.ros import qos
+from ros_vi.ros.conversions import stamp_to_ns, transform_to_matrix
+from ros_vi.urdf import import_urdf_file
+
+from .harness import SimProcess, kv, urdf, wait_until
+
+RATE, PUBLISH_RATE = 500.0, 100.0
+
+
+@pytest.fixture(scope='module')
+def arm(probe):
+    sim = SimProcess({'urdf_file': urdf('arm7'), 'rate': RATE, 'publish_rate': PUBLISH_RATE,
+                      'real_time_factor': 1.0, 'diagnostics_period': 0.5,
+                      'initial_joints': ['joint_2', 'joint_4'],
+                      'initial_positions': [0.4, -0.8]})
+    sim.js = probe.subscribe(JointState, sim.topic('joint_states'))
+    sim.js.wait(what='the first joint_states', timeout=30)
+    yield sim
+    code, out = sim.stop()
+    assert code == 0, out
+    assert 'Traceback' not in out, out
+
+
+def test_joint_states_rate_within_5_percent(arm):
+    """Count messages over 3 s of wall time (after a 0.5 s settling window)."""
+    rec = arm.js
+    rec.wait(what='joint_states')
+    with rec.lock:
+        start = rec.items[-1][0]
+    wait_until(lambda: rec.items[-1][0] > start + 3.5, timeout=30,
+               what='3.5 s of joint_states')
+    with rec.lock:
+        times = np.array([t for t, _ in rec.items])
+        stamps = np.array([stamp_to_ns(m.header.stamp) for _, m in rec.items])
+    window = (times >= start + 0.5) & (times < start + 3.5)
+    count = int(window.sum())
+    assert abs(count - 3.0 * PUBLISH_RATE) <= 0.05 * 3.0 * PUBLISH_RATE, count
+    # in simulation time the stream is exact: one message every 1/publish_rate s
+    steps = np.diff(stamps[window])
+    assert np.all(steps == int(1e9 / PUBLISH_RATE)), np.unique(steps)
+
+
+def test_tf_names_and_values_match_core_kinematics(probe, arm):
+    tf = probe.subscribe(TFMessage, arm.topic('tf'), qos.TF_QOS)
+    try:
+        msg = tf.wait(what='tf')
+        stamp = stamp_to_ns(msg.transforms[0].header.stamp)
+        js = arm.js.wait(lambda m: stamp_to_ns(m.header.stamp) == stamp,
+                         what='the joint_states of the tf stamp')
+    finally:
+        probe.unsubscribe(tf)
+    # one transform per moving joint: parent link -> child link, all with the same stamp
+    pairs = [(t.header.frame_id, t.child_frame_id) for t in msg.transforms]
+    assert pairs == [('link_%d' % i, 'link_%d' % (i + 1)) for i in range(7)]
+    assert {stamp_to_ns(t.header.stamp) for t in msg.transforms} == {stamp}
+    # values: relative poses from the importer's forward kinematics at the published q
+    system = import_urdf_file(urdf('arm7'))
+    system.q = list(js.position)
+    poses = system.urdf.link_poses()
+    for t, (parent, child) in zip(msg.transforms, pairs):
+        expected = np.linalg.inv(poses[parent]) @ poses[child]
+        np.testing.assert_allclose(transform_to_matrix(t.transform), expected, atol=1e-12)
+    assert not np.allclose(js.position, 0.0)
+
+
+def test_late_joiner_gets_description_and_tf_static(probe, arm):
+    desc = probe.subscribe(String, arm.topic('robot_description'), qos.LATCHED_QOS)
+    static = probe.subscribe(TFMessage, arm.topic('tf_static'), qos.LATCHED_QOS)
+    try:
+        with open(urdf('arm7')) as fh:
+            assert desc.wait(what='robot_description').data == fh.read()
+        names = [t.child_frame_id for t in static.wait(what='tf_static').transforms]
+        assert names == ['link_0', 'flange', 'tool']
+    finally:
+        probe.unsubscribe(desc)
+        probe.unsubscribe(static)
+
+
+def test_clock_advances_with_the_ticks(probe, arm):
+    clock = probe.subscribe(Clock, arm.topic('clock'), qos.CLOCK_QOS)
+    try:
+        clock.wait(lambda m: True, what='clock')
+        wait_until(lambda: len(clock.msgs) >= 200, what='200 clock messages')
+        with clock.lock:
+            items = list(clock.items)
+    finally:
+        probe.unsubscribe(clock)
+    ns = np.array([stamp_to_ns(m.clock) for _, m in items])
+    steps = np.diff(ns)
+    assert np.all(steps > 0)
+    # every tick publishes the clock: consecutive messages are one tick apart (2 ms)
+    assert np.median(steps) == 2_000_000
+    # joint_states stamps are simulation time too
+    assert abs(stamp_to_ns(arm.js.last().header.stamp) - ns[-1]) < 0.5e9
+
+
+def test_diagnostics_report_rate_iterations_and_energy(probe, arm):
+    diag = probe.subscribe(DiagnosticArray, arm.topic('diagnostics'))
+    try:
+        msg = diag.wait(lambda m: float(kv(m)['tick_rate_hz']) > 0
+                        and m.status[0].level == DiagnosticStatus.OK, what='OK diagnostics')
+    finally:
+        probe.unsubscribe(diag)
+    values = kv(msg)
+    status = msg.status[0]
+    assert status.level == DiagnosticStatus.OK, status.message
+    assert float(values['tick_rate_hz']) == pytest.approx(RATE, rel=0.1)
+    assert 1 <= float(values['iterations_mean']) <= 10
+    assert np.isfinite(float(values['energy']))
+    assert values['failures'] == '0' and values['paused'] == 'false'
