@@ -1,0 +1,209 @@
+"""What every controller shares: the state it sees, the inputs it drives, the model it uses.
+
+A controller is a plain object.  :meth:`Controller.compute` takes the state a ROS node sees
+on ``joint_states`` -- positions ``q`` (nQ,) and velocities ``v`` (nQ,) in the model's config
+order (``System.configs``) -- and returns a :class:`ControlOutput`: the efforts ``u`` (m,)
+for the controller's inputs (``input_names``, saturated at ``u_max``), a ``mode`` string and
+the energy error for diagnostics.  The VI momentum is rebuilt as ``p = M(q) v`` with the
+controller's own model (shared/ARCHITECTURE.md), so a loop over topics and a loop in one
+process see the same state.
+
+The controller's ``system`` is its private scratch model: ``compute`` overwrites its state.
+Give the plant (simulator) its own System instance.
+
+Units: SI; angles in radians; efforts in N m (revolute) or N (prismatic).
+"""
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..mechanics.forces import ConfigForce
+from ..mechanics.frame import RX, RY, RZ
+
+__all__ = ['ControlOutput', 'Controller', 'angle_mask', 'wrap_angles', 'actuated_inputs']
+
+
+@dataclass
+class ControlOutput:
+    """One control decision.
+
+    u : (m,) efforts for ``Controller.input_names`` [N m or N], already saturated;
+    mode : what produced them (e.g. ``'lqr'``, ``'swingup'``, ``'kick'``, ``'balance'``);
+    energy_error : E - E_goal [J] (nan when the law has no energy goal);
+    cost : LQR cost-to-go (x - xbar)^T P (x - xbar) of the state (nan when not computed).
+    """
+    u: np.ndarray
+    mode: str
+    energy_error: float = math.nan
+    cost: float = math.nan
+
+
+def angle_mask(system):
+    """Bool (nQ,): True for configs that are rotation angles (frames rx/ry/rz; for URDF
+    models these are the revolute and continuous joints).  Only these are wrapped."""
+    return np.array([c.frame is not None and c.frame.transform_type in (RX, RY, RZ)
+                     for c in system.configs], dtype=bool)
+
+
+def wrap_angles(dq, mask):
+    """``dq`` with the entries selected by ``mask`` wrapped into [-pi, pi)."""
+    dq = np.array(dq, dtype=float)
+    dq[mask] = (dq[mask] + math.pi) % (2.0 * math.pi) - math.pi
+    return dq
+
+
+def actuated_inputs(system):
+    """(names, limits) of the inputs a controller may drive by default.
+
+    URDF models: the joints with a non-zero ``<limit effort>`` (a zero limit marks a passive
+    joint, exactly as the simulator treats it), limits from the URDF.  Other systems: every
+    input, unlimited.
+    """
+    robot = getattr(system, 'urdf', None)
+    if robot is not None:
+        pairs = [(n, float(l)) for n, l in zip(robot.input_names(), robot.input_effort_limits())
+                 if l != 0]
+        return [n for n, _ in pairs], np.array([l for _, l in pairs])
+    return [i.name for i in system.inputs], np.full(system.nu, np.inf)
+
+
+class Controller:
+    """Base class: validated state in, saturated efforts out.
+
+    Parameters
+    ----------
+    system : System
+        The controller's model (private scratch copy; no kinematic configs).
+    dt : float
+        Design / control period [s]: the controller is meant to be called every ``dt``.
+    inputs : list of str, optional
+        Input names it drives, in the order of ``u``; default :func:`actuated_inputs`.
+    u_max : float or (m,), optional
+        |u_i| limits [N m or N]; default the URDF effort limits (``inf`` otherwise).
+
+    Subclasses implement ``_law(q, v) -> ControlOutput`` (u not yet saturated) and may
+    override :meth:`reset`.
+    """
+
+    def __init__(self, system, dt, inputs=None, u_max=None):
+        if system.nQk:
+            raise ValueError('controllers need a system without kinematic configs; %s are '
+                             'kinematic' % [c.name for c in system.kin_configs])
+        dt = float(dt)
+        if not (math.isfinite(dt) and dt > 0):
+            raise ValueError('dt must be finite and > 0, got %r' % dt)
+        self.system = system
+        self.dt = dt
+        self.joint_names = [c.name for c in system.configs]
+        default_names, default_limits = actuated_inputs(system)
+        if inputs is None:
+            names, limits = default_names, default_limits
+        else:
+            names = list(inputs)
+            lookup = dict(zip(default_names, default_limits))
+            limits = np.array([lookup.get(n, np.inf) for n in names])
+        self.input_names = names
+        self.input_indices = np.array([system.get_input(n).index for n in names], dtype=int)
+        if u_max is not None:
+            limits = np.broadcast_to(np.asarray(u_max, dtype=float), (len(names),)).copy()
+        if np.any(np.isnan(limits)) or np.any(limits <= 0):
+            raise ValueError('u_max must be > 0 for every input %s, got %s' % (names, limits))
+        self.u_max = np.asarray(limits, dtype=float)
+        self._angles = angle_mask(system)
+        self._zero_u = np.zeros(system.nu)
+
+    # ------------------------------------------------------------------ public interface
+    def compute(self, q, v):
+        """Efforts for the state (q (nQ,), v (nQ,)) in config order; see :class:`ControlOutput`.
+
+        Raises ValueError (naming the culprit) for wrong sizes or non-finite values."""
+        q = self._checked(q, 'q')
+        v = self._checked(v, 'v')
+        out = self._law(q, v)
+        out.u = self.saturate(out.u)
+        return out
+
+    def reset(self):
+        """Forget internal state (modes, hysteresis).  Stateless laws do nothing."""
+
+    def saturate(self, u):
+        """``u`` clipped to [-u_max, u_max]."""
+        return np.clip(np.asarray(u, dtype=float).reshape(-1), -self.u_max, self.u_max)
+
+    def full_input(self, u, system=None):
+        """The (nu,) input vector of ``system`` (default the controller's) with ``u`` on the
+        controller's inputs (matched by name) and zero elsewhere."""
+        system = self.system if system is None else system
+        full = np.zeros(system.nu)
+        for name, value in zip(self.input_names, np.asarray(u, dtype=float).reshape(-1)):
+            full[system.get_input(name).index] = value
+        return full
+
+    # ------------------------------------------------------------------ model helpers
+    def momentum(self, q, v):
+        """Discrete momentum p = M(q) v (nQd,) with the controller's model."""
+        self._set(q, v)
+        return self.system.mass_matrix() @ v
+
+    def velocity(self, q, p):
+        """v = M(q)^-1 p (nQ,) -- what the simulator publishes for (q, p)."""
+        self._set(q, np.zeros_like(q))
+        return np.linalg.solve(self.system.mass_matrix(), p)
+
+    def energy(self, q, v):
+        """Total energy T + V [J] of the model at (q, v)."""
+        self._set(q, v)
+        return self.system.total_energy()
+
+    def _set(self, q, v):
+        self.system._set_arrays(q, v, self._zero_u)
+
+    def _checked(self, x, what):
+        arr = np.asarray(x, dtype=float).reshape(-1)
+        n = len(self.joint_names)
+        if arr.shape != (n,):
+            raise ValueError('%s: expected %d values (joints %s), got %d'
+                             % (what, n, self.joint_names, arr.size))
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            raise ValueError('%s is not finite for joints %s'
+                             % (what, [self.joint_names[i] for i in np.nonzero(bad)[0]]))
+        return arr
+
+    def _collocated_input(self, q, v, configs, accel):
+        """Collocated partial feedback linearisation from the model's own dynamics.
+
+        Returns the inputs u (m,) that give the configs ``configs`` (indices, m of them)
+        the accelerations ``accel`` (m,) at (q, v).  The controller's inputs are ConfigForce
+        inputs, so ``ddq = f(q, v, 0) + M(q)⁻¹ S u`` exactly (S (nQ, m) puts input i on its
+        config); solve the ``configs`` rows of that for u.
+        """
+        self._set(q, v)
+        ddq0 = self.system.f()
+        S = np.zeros((self.system.nQ, len(self.input_names)))
+        S[self._input_config_index, np.arange(len(self.input_names))] = 1.0
+        f_du = np.linalg.solve(self.system.mass_matrix(), S)
+        rows = np.asarray(configs, dtype=int)
+        return np.linalg.solve(f_du[rows], np.asarray(accel, dtype=float) - ddq0[rows])
+
+    @property
+    def _input_config_index(self):
+        if getattr(self, '_input_cfg', None) is None:
+            self._input_cfg = self._input_configs()
+        return self._input_cfg
+
+    def _input_configs(self):
+        """Index of the config each of the controller's inputs pushes on (ConfigForce)."""
+        out = []
+        for idx, name in zip(self.input_indices, self.input_names):
+            for force in self.system.forces:
+                if isinstance(force, ConfigForce) and force.finput.index == idx:
+                    out.append(force.config.index)
+                    break
+            else:
+                raise ValueError('input %r is not a ConfigForce input' % name)
+        return np.array(out, dtype=int)
+
+    def _law(self, q, v):
+        raise NotImplementedError

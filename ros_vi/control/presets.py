@@ -1,0 +1,126 @@
+"""The shipped demos: models, controllers with their chosen gains, start states.
+
+``DEMOS[name]`` (name in 'pendulum', 'cartpole', 'acrobot') is a :class:`Demo`: how to build
+the model (``model()``, a fresh System each call), the swing-up-and-balance controller
+(``controller(system)``), the LQR alone (``lqr(system)``), the hanging start, the upright
+goal and the run length.  Gains are designed at construction from the model (never stored).
+
+Models (urdf/README.md): ``pendulum`` is trep's tutorial pendulum (urdf/pendulum.urdf with
+gravity 9.8 and the tutorial's |u| <= 5 N m instead of the URDF's 10 N m); ``cartpole``
+(cart force <= 30 N, pole angle 0 upright) and ``acrobot`` (elbow torque <= 10 N m, q = 0
+hanging) are the shipped URDFs with gravity 9.81 and their own effort limits.
+"""
+import math
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .handover import SwingUpAndBalance
+from .lqr import LQR
+from .swingup import AcrobotSwingUp, CartPoleSwingUp, PendulumSwingUp
+
+__all__ = ['Demo', 'DEMOS', 'urdf_path', 'pendulum_model', 'cartpole_model', 'acrobot_model']
+
+_URDF_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'urdf')
+
+
+def urdf_path(name):
+    """Path of a shipped URDF (``<repo>/urdf/<name>.urdf``)."""
+    path = os.path.join(_URDF_DIR, name + '.urdf')
+    if not os.path.isfile(path):
+        raise FileNotFoundError('shipped model %s not found; pass the URDF file explicitly'
+                                % path)
+    return path
+
+
+def _import(name, gravity, urdf_file=None):
+    from ..urdf import import_urdf_file
+    return import_urdf_file(urdf_file or urdf_path(name), gravity=(0.0, 0.0, -gravity))
+
+
+def pendulum_model(urdf_file=None):
+    """trep's tutorial pendulum (m = 1 kg, l = 1 m, damping 1.0 N m s/rad, g = 9.8)."""
+    return _import('pendulum', 9.8, urdf_file)
+
+
+def cartpole_model(urdf_file=None):
+    """The shipped cart-pole (g = 9.81)."""
+    return _import('cartpole', 9.81, urdf_file)
+
+
+def acrobot_model(urdf_file=None):
+    """The shipped acrobot (g = 9.81)."""
+    return _import('acrobot', 9.81, urdf_file)
+
+
+# ---------------------------------------------------------------------- pendulum
+PENDULUM_DT = 0.02
+PENDULUM_U_MAX = 5.0          # trep tutorial uMax [N m]
+
+
+def pendulum_lqr(system, dt=PENDULUM_DT):
+    return LQR(system, dt, {'theta': math.pi}, Q=[1.0, 1.0], R=1.0, u_max=PENDULUM_U_MAX)
+
+
+def pendulum_controller(system, dt=PENDULUM_DT):
+    swing = PendulumSwingUp(system, dt, goal=[math.pi], k_energy=3.0, compensate=True,
+                            u_max=PENDULUM_U_MAX)
+    return SwingUpAndBalance(swing, pendulum_lqr(system, dt))
+
+
+# ---------------------------------------------------------------------- cart-pole
+CARTPOLE_DT = 0.01
+
+
+def cartpole_lqr(system, dt=CARTPOLE_DT):
+    return LQR(system, dt, {'cart': 0.0, 'pole': 0.0}, Q=[10.0, 100.0, 1.0, 1.0], R=0.1)
+
+
+def cartpole_controller(system, dt=CARTPOLE_DT):
+    swing = CartPoleSwingUp(system, dt, k_energy=30.0, a_max=10.0, k_x=1.0, k_v=2.0,
+                            kick_accel=5.0)
+    return SwingUpAndBalance(swing, cartpole_lqr(system, dt))
+
+
+# ---------------------------------------------------------------------- acrobot
+ACROBOT_DT = 0.01
+
+
+def acrobot_lqr(system, dt=ACROBOT_DT):
+    return LQR(system, dt, {'shoulder': math.pi, 'elbow': 0.0}, Q=[10.0, 10.0, 1.0, 1.0],
+               R=1.0)
+
+
+def acrobot_controller(system, dt=ACROBOT_DT):
+    # NOTE: with the shipped acrobot (two 1 m links, 10 N m) these gains pump the energy
+    # only part of the way (issue 5: acrobot swing-up still open); the LQR catch works.
+    swing = AcrobotSwingUp(system, dt, k_p=50.0, k_d=5.0, k_energy=0.3, q_max=2.0,
+                           kick_accel=20.0)
+    return SwingUpAndBalance(swing, acrobot_lqr(system, dt))
+
+
+@dataclass
+class Demo:
+    """One swing-up demo: ``model()`` -> System; ``controller(system)`` ->
+    SwingUpAndBalance; ``lqr(system)`` -> LQR; ``start`` (nQ,) hanging at rest; ``goal``
+    (nQ,) upright; ``duration`` [s] of the demo run; ``dt`` [s] the control/VI period."""
+    model: Callable
+    controller: Callable
+    lqr: Callable
+    start: np.ndarray
+    goal: np.ndarray
+    duration: float
+    dt: float
+
+
+DEMOS = {
+    'pendulum': Demo(pendulum_model, pendulum_controller, pendulum_lqr, np.array([0.0]),
+                     np.array([math.pi]), 15.0, PENDULUM_DT),
+    'cartpole': Demo(cartpole_model, cartpole_controller, cartpole_lqr,
+                     np.array([0.0, math.pi]), np.array([0.0, 0.0]), 25.0, CARTPOLE_DT),
+    'acrobot': Demo(acrobot_model, acrobot_controller, acrobot_lqr, np.array([0.0, 0.0]),
+                    np.array([math.pi, 0.0]), 35.0, ACROBOT_DT),
+}
