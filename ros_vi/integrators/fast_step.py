@@ -306,6 +306,95 @@ def step_packed(I, F, W):
     I[_ITERS] = it
 
 
+@njit(cache=True)
+def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
+    """First derivatives of (q2_d, p2) w.r.t. x = (q1, p1, u1, k2) at the integrator's
+    current step (q1, q2 from the state in W), written into ``Zq``, ``Zp`` (nd, nX).
+
+    Same formulas as the general path (``MidpointVI._calc_deriv1``): with J2, J1 the
+    partials of D1Ld + f- and P2, P1 those of D2Ld w.r.t. q2 and q1 at the midpoint,
+    ``dq2 = -J2_dd^-1 [J1, I, Fu, J2_dk]`` and ``dp2 = P2_dd dq2 + [P1, 0, 0, P2_dk]``.
+    Returns False if J2_dd is singular.
+    """
+    o = _layout(I)
+    nf, nq, nd, nu = I[0], I[1], I[2], I[3]
+    nk = nq - nd
+    parent = I[o[0]:o[1]]
+    kind = I[o[1]:o[2]]
+    fcfg = I[o[2]:o[3]]
+    fjoint = I[o[3]:o[4]]
+    cframe = I[o[4]:o[5]]
+    cparent = I[o[5]:o[6]]
+    corder = I[o[6]:o[7]]
+    mass_frames = I[o[7]:o[8]]
+    anc = I[o[8]:o[9]].reshape((nq, nq))
+    sp_idx = I[o[9]:o[10]]
+    in_cfg = I[o[10]:o[11]]
+    value = F[o[12]:o[13]]
+    mass = F[o[13]:o[14]]
+    fixedR = F[o[14]:o[15]].reshape((nf, 3, 3))
+    fixedp = F[o[15]:o[16]].reshape((nf, 3))
+    Ib = F[o[16]:o[17]].reshape((nf, 3, 3))
+    gvec = F[o[17]:o[18]]
+    damping = F[o[18]:o[19]]
+    sp_k = F[o[19]:o[20]]
+    q1 = W[o[22]:o[23]]
+    q2 = W[o[24]:o[25]]
+    dt = t2 - t1
+    qm = np.empty(nq)
+    v = np.empty(nq)
+    for i in range(nq):
+        d = q2[i] - q1[i]
+        qm[i] = q1[i] + 0.5 * d
+        v[i] = d / dt
+    R, P, S, Vp, Ic, h, Lq, Lv, T, Vg = kernel.first_order(
+        parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
+        cparent, corder, gvec, qm, v)
+    M, Lvq, Lqq = kernel.second_order(S, Vp, Ic, h, gvec, anc, corder)
+    for j in range(sp_idx.shape[0]):
+        Lqq[sp_idx[j], sp_idx[j]] -= sp_k[j]
+    nX = nq + nd + nu + nk
+    K = nq + nd + nu                      # first k2 column
+    A = np.empty((nd, nd))
+    P2d = np.empty((nd, nd))
+    B = np.zeros((nd, nX))                # right-hand sides, then dq2/dx
+    for a in range(nd):
+        for b in range(nX):
+            Zp[a, b] = 0.0                # direct part of dp2/dx first
+        for b in range(nq):
+            lqq = 0.25 * dt * Lqq[a, b]
+            skew = 0.5 * (Lvq[b, a] - Lvq[a, b])
+            sym = 0.5 * (Lvq[b, a] + Lvq[a, b])
+            fv = -damping[a] if a == b else 0.0
+            j2 = lqq + skew - M[a, b] / dt + fv
+            j1 = lqq - sym + M[a, b] / dt - fv
+            p2 = lqq + sym + M[a, b] / dt
+            p1 = lqq - 0.5 * Lvq[b, a] + 0.5 * Lvq[a, b] - M[a, b] / dt
+            B[a, b] = -j1
+            Zp[a, b] = p1
+            if b < nd:
+                A[a, b] = j2
+                P2d[a, b] = p2
+            else:
+                B[a, K + b - nd] = -j2
+                Zp[a, K + b - nd] = p2
+        B[a, nq + a] = -1.0
+    for j in range(nu):
+        c = in_cfg[j]
+        if 0 <= c < nd:
+            B[c, nq + nd + j] = -dt
+    if not kernel.solve_many_in_place(A, B):
+        return False
+    for a in range(nd):
+        for b in range(nX):
+            Zq[a, b] = B[a, b]
+            acc = Zp[a, b]
+            for c in range(nd):
+                acc += P2d[a, c] * B[c, b]
+            Zp[a, b] = acc
+    return True
+
+
 class FastStepper:
     """Packs a System for :func:`step_packed` (``for_system`` returns None when the system
     needs the general path)."""
@@ -414,6 +503,19 @@ class FastStepper:
         I[_MAXIT] = max_iterations
         step_packed(I, self._F, W)
         return I.item(_STATUS), I.item(_ITERS), W.item(2)
+
+    def derivatives(self, t1, t2):
+        """dq2/dx and dp2/dx (nd, nX) for x = (q1, p1, u1, k2) at the current state, or
+        None if the DEL Jacobian is singular."""
+        if self._version != self._system._param_version:
+            self._refresh_constants()
+        nd, nq, nu = self._nd, self._nq, self._nu
+        nX = 2 * nq + nu
+        Zq = np.empty((nd, nX))
+        Zp = np.empty((nd, nX))
+        if not derivatives_packed(self._I, self._F, self._W, t1, t2, Zq, Zp):
+            return None
+        return Zq, Zp
 
     def midpoint(self):
         """(qm, v) of the last step (views; copy before keeping)."""

@@ -449,6 +449,29 @@ class MidpointVI:
             return self._deriv1
         s = self._system
         nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
+        if self._fast is not None and self._t2 > self._t1:
+            # compiled first derivatives (same formulas as below)
+            out = self._fast.derivatives(self._t1, self._t2)
+            if out is not None:
+                Zq, Zp = out
+                cuts = np.cumsum([nq, nd, nu])
+                d = {}
+                for name, Z in (('q2', Zq), ('p2', Zp)):
+                    q1, p1, u1, k2 = np.split(Z, cuts, axis=1)
+                    d.update({name + '_dq1': q1, name + '_dp1': p1, name + '_du1': u1,
+                              name + '_dk2': k2})
+                for key, cols in (('l1_dq1', nq), ('l1_dp1', nd), ('l1_du1', nu),
+                                  ('l1_dk2', nk)):
+                    d[key] = np.zeros((0, cols))
+                self._deriv1 = d
+                return d
+        return self._calc_deriv1_general()
+
+    def _calc_deriv1_general(self):
+        """First derivatives by NumPy (any system); also keeps the DEL Jacobian for the
+        second derivatives."""
+        s = self._system
+        nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
         Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, nq))
         H1 = (s._constraint_hessians() if nc else np.zeros((0, nq, nq)))
         Dh2 = self._constraint_jacobian_at(self._q2) if nc else np.zeros((0, nq))
@@ -458,17 +481,17 @@ class MidpointVI:
         A[:nd, :nd] = J2[:, :nd]
         A[:nd, nd:] = -Dh1[:, :nd].T
         A[nd:, :nd] = Dh2[:, :nd]
-        lu = scipy.linalg.lu_factor(A)
-
-        def solve(top, bottom):
-            rhs = np.vstack([top, bottom])
-            return -scipy.linalg.lu_solve(lu, rhs)
-
         E_q1 = J1 - np.einsum('c,cij->ij', self._lambda1, H1)[:nd] if nc else J1
-        z_q1 = solve(E_q1, np.zeros((nc, nq)))
-        z_p1 = solve(np.eye(nd), np.zeros((nc, nd)))
-        z_u1 = solve(Fu, np.zeros((nc, nu)))
-        z_k2 = solve(J2[:, nd:], Dh2[:, nd:])
+        # one solve for every right-hand side: [dE/dq1, dE/dp1, dE/du1, dE/dk2]
+        rhs = np.zeros((nd + nc, nq + nd + nu + nk))
+        rhs[:nd, :nq] = E_q1
+        rhs[:nd, nq:nq + nd] = np.eye(nd)
+        rhs[:nd, nq + nd:nq + nd + nu] = Fu
+        rhs[:nd, nq + nd + nu:] = J2[:, nd:]
+        rhs[nd:, nq + nd + nu:] = Dh2[:, nd:]
+        z = -np.linalg.solve(A, rhs) if nd + nc else rhs
+        z_q1, z_p1 = z[:, :nq], z[:, nq:nq + nd]
+        z_u1, z_k2 = z[:, nq + nd:nq + nd + nu], z[:, nq + nd + nu:]
         d = {'q2_dq1': z_q1[:nd], 'q2_dp1': z_p1[:nd], 'q2_du1': z_u1[:nd],
              'q2_dk2': z_k2[:nd], 'l1_dq1': z_q1[nd:], 'l1_dp1': z_p1[nd:],
              'l1_du1': z_u1[nd:], 'l1_dk2': z_k2[nd:]}
@@ -477,7 +500,7 @@ class MidpointVI:
         d['p2_dp1'] = P2d @ d['q2_dp1']
         d['p2_du1'] = P2d @ d['q2_du1']
         d['p2_dk2'] = P2d @ d['q2_dk2'] + P2[:, nd:]
-        d['_lu'], d['_P2'] = lu, P2
+        d['_A'], d['_P2'] = A, P2
         self._deriv1 = d
         return d
 
@@ -495,6 +518,8 @@ class MidpointVI:
         if getattr(self, '_deriv2', None) is not None and self._deriv2[0] is self._deriv1:
             return self._deriv2[1]
         d = self._calc_deriv1()
+        if '_A' not in d:
+            d = self._calc_deriv1_general()
         s = self._system
         nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
         dt = self._t2 - self._t1
@@ -526,7 +551,9 @@ class MidpointVI:
         T3[v_, v_, q_] = Lqvv.transpose(1, 2, 0)
         eye = np.eye(nq)
         B = np.block([[0.5 * eye, -eye / dt], [0.5 * eye, eye / dt]])
-        Ld3 = dt * np.einsum('ia,jb,kc,abc->ijk', B, B, B, T3, optimize=True)
+        X = np.tensordot(B, T3, axes=(1, 0))                     # (i, b, c)
+        X = np.tensordot(X, B, axes=(2, 1))                      # (i, b, k)
+        Ld3 = dt * np.tensordot(X, B, axes=(1, 1)).transpose(0, 2, 1)   # (i, j, k)
         # forces: F(q, v, u) second partials [output, in1, in2] over (q, v, u)
         nW = n2 + nu
         F2 = np.zeros((nq, nW, nW))
@@ -544,7 +571,7 @@ class MidpointVI:
         Bw[:n2, :n2] = B
         Bw[n2:, n2:] = np.eye(nu)
         # G = D1Ld + f-  and  P = D2Ld, second partials over w = (q1, q2, u1)
-        G2 = dt * np.einsum('ia,jb,oab->oij', Bw, Bw, F2[:nd], optimize=True)
+        G2 = dt * np.matmul(np.matmul(Bw, F2[:nd]), Bw.T)
         G2[:, :n2, :n2] += Ld3[:nd]
         P2w = np.zeros((nd, nW, nW))
         P2w[:, :n2, :n2] = Ld3[nq:nq + nd]
@@ -556,19 +583,19 @@ class MidpointVI:
         Wx[n2:, nq + nd:nq + nd + nu] = np.eye(nu)
         Lx = np.hstack([d['l1_dq1'], d['l1_dp1'], d['l1_du1'], d['l1_dk2']])
         R = np.zeros((nd + nc, nX, nX))
-        R[:nd] = np.einsum('aij,is,jt->ast', G2, Wx, Wx, optimize=True)
+        R[:nd] = np.matmul(np.matmul(Wx.T, G2), Wx)
         if nc:
             Q1x, Q2x = Wx[:nq], Wx[nq:n2]
-            R[:nd] -= np.einsum('caij,c,is,jt->ast', H3[:, :nd], self._lambda1, Q1x, Q1x,
-                                optimize=True)
-            cross = np.einsum('cai,is,ct->ast', H1[:, :nd], Q1x, Lx, optimize=True)
+            H3l = np.tensordot(self._lambda1, H3[:, :nd], axes=(0, 0))    # (a, i, j)
+            R[:nd] -= np.matmul(np.matmul(Q1x.T, H3l), Q1x)
+            cross = np.tensordot(np.tensordot(H1[:, :nd], Q1x, axes=(2, 0)), Lx,
+                                 axes=(0, 0))                            # (a, s, t)
             R[:nd] -= cross + cross.transpose(0, 2, 1)
-            R[nd:] = np.einsum('cij,is,jt->cst', H2, Q2x, Q2x, optimize=True)
-        Z = -scipy.linalg.lu_solve(d['_lu'], R.reshape(nd + nc, nX * nX)).reshape(
-            nd + nc, nX, nX)
+            R[nd:] = np.matmul(np.matmul(Q2x.T, H2), Q2x)
+        Z = -np.linalg.solve(d['_A'], R.reshape(nd + nc, nX * nX)).reshape(nd + nc, nX, nX)
         Zq = Z[:nd]
-        Zp = (np.einsum('aij,is,jt->ast', P2w, Wx, Wx, optimize=True)
-              + np.einsum('ab,bst->ast', d['_P2'][:, :nd], Zq))
+        Zp = (np.matmul(np.matmul(Wx.T, P2w), Wx)
+              + np.tensordot(d['_P2'][:, :nd], Zq, axes=(1, 0)))
         out = (Zq.transpose(1, 2, 0).copy(), Zp.transpose(1, 2, 0).copy(),
                Z[nd:].transpose(1, 2, 0).copy())
         self._deriv2 = (d, out)

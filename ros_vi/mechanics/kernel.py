@@ -113,6 +113,48 @@ def solve_in_place(A, b):
 
 
 @njit(cache=True)
+def solve_many_in_place(A, B):
+    """Solve ``A X = B`` for a (n, m) right-hand side, overwriting A and writing X into B
+    (Gaussian elimination with partial pivoting).  Returns False if A is singular."""
+    n = A.shape[0]
+    m = B.shape[1]
+    for k in range(n):
+        piv = k
+        big = abs(A[k, k])
+        for i in range(k + 1, n):
+            if abs(A[i, k]) > big:
+                big = abs(A[i, k])
+                piv = i
+        if big == 0.0 or not np.isfinite(big):
+            return False
+        if piv != k:
+            for j in range(n):
+                tmp = A[k, j]
+                A[k, j] = A[piv, j]
+                A[piv, j] = tmp
+            for j in range(m):
+                tmp = B[k, j]
+                B[k, j] = B[piv, j]
+                B[piv, j] = tmp
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, n):
+            f = A[i, k] * inv
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= f * A[k, j]
+                for j in range(m):
+                    B[i, j] -= f * B[k, j]
+    for k in range(n - 1, -1, -1):
+        inv = 1.0 / A[k, k]
+        for j in range(m):
+            acc = B[k, j]
+            for i in range(k + 1, n):
+                acc -= A[k, i] * B[i, j]
+            B[k, j] = acc * inv
+    return True
+
+
+@njit(cache=True)
 def forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, q, R, P):
     """World rotation ``R (nf, 3, 3)`` and origin ``P (nf, 3)`` of every frame, written in
     place.  Frames are topologically ordered (``parent[i] < i``); frame 0 is the world."""
