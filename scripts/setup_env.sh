@@ -51,6 +51,7 @@ WANT="$(hash_inputs)"
 if [ -x "$VPY" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] \
         && "$VPY" -c 'import sys' >/dev/null 2>&1; then
     log "environment up to date ($VENV)"
+    "$VPY" -m ros_vi.precompile     # compiles numba kernels only if sources changed
     exit 0
 fi
 
@@ -100,6 +101,9 @@ bash scripts/build_tf2_msgs.sh
 
 log "installing ros_vi (editable)"
 "$VPY" -m pip install -q -e .
+
+log "compiling the numba kernels (cached on disk)"
+"$VPY" -m ros_vi.precompile
 
 echo "$WANT" > "$STAMP"
 log "done: $("$VPY" --version 2>&1) in $VENV"

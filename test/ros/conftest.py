@@ -25,6 +25,14 @@ if sys.prefix not in _prefixes:
 
 
 @pytest.fixture(scope='session', autouse=True)
+def _warm_kernels():
+    """Compile the numba kernels before any node process starts (a cold cache costs a
+    node tens of seconds at start-up, longer than the tests wait for it)."""
+    from ros_vi.precompile import precompile
+    precompile()
+
+
+@pytest.fixture(scope='session', autouse=True)
 def _ros_log_dir():
     yield _LOG_DIR
     shutil.rmtree(_LOG_DIR, ignore_errors=True)

@@ -1,0 +1,48 @@
+"""Compile (and cache on disk) every numba kernel ros_vi uses, so no later process pays it.
+
+numba compiles a kernel on its first call (about 15-30 s for all of ros_vi's on a 2-core
+machine) and caches the machine code next to the module (``__pycache__``); later processes
+load it in well under a second.  ``scripts/setup_env.sh`` runs this once after installing,
+so tests, the demo and ROS nodes start warm.
+
+    python -m ros_vi.precompile
+"""
+import time
+
+import numpy as np
+
+
+def precompile():
+    """Run each kernel once, for float and complex inputs; returns the seconds it took."""
+    start = time.perf_counter()
+    import ros_vi as trep
+    from ros_vi import rx, ry, tz
+    system = trep.System()
+    system.import_frames([rx('a', mass=[1.0, 0.1, 0.1, 0.1]), [
+        tz(-1.0), [ry('b', mass=[1.0, 0.1, 0.1, 0.1]), [tz('k', kinematic=True)]]]])
+    trep.potentials.Gravity(system)
+    trep.potentials.ConfigSpring(system, 'a', 1.0)
+    trep.forces.Damping(system, 0.1)
+    trep.forces.ConfigForce(system, 'a', 'u')
+    for fast in (True, False):
+        mvi = trep.MidpointVI(system, fast=fast)
+        mvi.initialize_from_state(0.0, [0.1, 0.2, 0.0], [0.0, 0.0])
+        for k in range(1, 6):
+            mvi.step(0.01 * k, [0.1], [0.0])
+        mvi.q2_dq1()
+        mvi.q2_dq1dq1()
+    system.q = [0.3, -0.2, 0.1]
+    system.dq = [0.1, 0.2, 0.0]
+    system.f_dq()            # complex-step kernels
+    system.L_dqdqdq(0, 0, 0)
+    return time.perf_counter() - start
+
+
+def main():
+    seconds = precompile()
+    print('ros_vi: numba kernels compiled and cached (%.1f s)' % seconds)
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
