@@ -88,31 +88,25 @@ def _layout(I):
 
 
 @njit(cache=True)
+def _model_views(I, F, o):
+    """The model arrays and built-in parameters as views into the packed I and F."""
+    nf, nq = I[0], I[1]
+    return (I[o[0]:o[1]], I[o[1]:o[2]], F[o[12]:o[13]], I[o[2]:o[3]],
+            F[o[14]:o[15]].reshape((nf, 3, 3)), F[o[15]:o[16]].reshape((nf, 3)),
+            F[o[13]:o[14]], F[o[16]:o[17]].reshape((nf, 3, 3)), I[o[7]:o[8]], I[o[3]:o[4]],
+            I[o[4]:o[5]], I[o[5]:o[6]], I[o[6]:o[7]], I[o[8]:o[9]].reshape((nq, nq)),
+            F[o[17]:o[18]], F[o[18]:o[19]], I[o[9]:o[10]], F[o[19]:o[20]], F[o[20]:o[21]],
+            I[o[10]:o[11]])
+
+
+@njit(cache=True)
 def step_packed(I, F, W):
     """One VI step from the packed state; results in W (q2, p2, qm, v) and I's header."""
     o = _layout(I)
     nf, nq, nd, nu, nj, nm, nsp = I[0], I[1], I[2], I[3], I[4], I[5], I[6]
     max_iter = I[_MAXIT]
-    parent = I[o[0]:o[1]]
-    kind = I[o[1]:o[2]]
-    fcfg = I[o[2]:o[3]]
-    fjoint = I[o[3]:o[4]]
-    cframe = I[o[4]:o[5]]
-    cparent = I[o[5]:o[6]]
-    corder = I[o[6]:o[7]]
-    mass_frames = I[o[7]:o[8]]
-    anc = I[o[8]:o[9]].reshape((nq, nq))
-    sp_idx = I[o[9]:o[10]]
-    in_cfg = I[o[10]:o[11]]
-    value = F[o[12]:o[13]]
-    mass = F[o[13]:o[14]]
-    fixedR = F[o[14]:o[15]].reshape((nf, 3, 3))
-    fixedp = F[o[15]:o[16]].reshape((nf, 3))
-    Ib = F[o[16]:o[17]].reshape((nf, 3, 3))
-    gvec = F[o[17]:o[18]]
-    damping = F[o[18]:o[19]]
-    sp_k = F[o[19]:o[20]]
-    sp_q0 = F[o[20]:o[21]]
+    (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = _model_views(I, F, o)
     dt, tol = W[0], W[1]
     # the step starts from the integrator's current state (q2, p2) ...
     q1 = W[o[24]:o[25]]
@@ -319,25 +313,8 @@ def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
     o = _layout(I)
     nf, nq, nd, nu = I[0], I[1], I[2], I[3]
     nk = nq - nd
-    parent = I[o[0]:o[1]]
-    kind = I[o[1]:o[2]]
-    fcfg = I[o[2]:o[3]]
-    fjoint = I[o[3]:o[4]]
-    cframe = I[o[4]:o[5]]
-    cparent = I[o[5]:o[6]]
-    corder = I[o[6]:o[7]]
-    mass_frames = I[o[7]:o[8]]
-    anc = I[o[8]:o[9]].reshape((nq, nq))
-    sp_idx = I[o[9]:o[10]]
-    in_cfg = I[o[10]:o[11]]
-    value = F[o[12]:o[13]]
-    mass = F[o[13]:o[14]]
-    fixedR = F[o[14]:o[15]].reshape((nf, 3, 3))
-    fixedp = F[o[15]:o[16]].reshape((nf, 3))
-    Ib = F[o[16]:o[17]].reshape((nf, 3, 3))
-    gvec = F[o[17]:o[18]]
-    damping = F[o[18]:o[19]]
-    sp_k = F[o[19]:o[20]]
+    (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = _model_views(I, F, o)
     q1 = W[o[22]:o[23]]
     q2 = W[o[24]:o[25]]
     dt = t2 - t1

@@ -75,44 +75,6 @@ def _adT(s, y, out):
 
 
 @njit(cache=True)
-def solve_in_place(A, b):
-    """Solve ``A x = b`` by Gaussian elimination with partial pivoting, overwriting A and
-    writing x into b.  Returns False if A is singular.  (For the small dense systems of a
-    step this avoids LAPACK's call and allocation overhead.)"""
-    n = A.shape[0]
-    for k in range(n):
-        piv = k
-        big = abs(A[k, k])
-        for i in range(k + 1, n):
-            if abs(A[i, k]) > big:
-                big = abs(A[i, k])
-                piv = i
-        if big == 0.0 or not np.isfinite(big):
-            return False
-        if piv != k:
-            for j in range(n):
-                tmp = A[k, j]
-                A[k, j] = A[piv, j]
-                A[piv, j] = tmp
-            tmp = b[k]
-            b[k] = b[piv]
-            b[piv] = tmp
-        inv = 1.0 / A[k, k]
-        for i in range(k + 1, n):
-            f = A[i, k] * inv
-            if f != 0.0:
-                for j in range(k + 1, n):
-                    A[i, j] -= f * A[k, j]
-                b[i] -= f * b[k]
-    for k in range(n - 1, -1, -1):
-        acc = b[k]
-        for j in range(k + 1, n):
-            acc -= A[k, j] * b[j]
-        b[k] = acc / A[k, k]
-    return True
-
-
-@njit(cache=True)
 def solve_many_in_place(A, B):
     """Solve ``A X = B`` for a (n, m) right-hand side, overwriting A and writing X into B
     (Gaussian elimination with partial pivoting).  Returns False if A is singular."""
@@ -152,6 +114,13 @@ def solve_many_in_place(A, B):
                 acc -= A[k, i] * B[i, j]
             B[k, j] = acc * inv
     return True
+
+
+@njit(cache=True)
+def solve_in_place(A, b):
+    """Solve ``A x = b`` for a vector b, overwriting A and writing x into b (see
+    :func:`solve_many_in_place`).  Returns False if A is singular."""
+    return solve_many_in_place(A, b.reshape((b.shape[0], 1)))
 
 
 @njit(cache=True)

@@ -3,6 +3,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from ._derivcheck import check
 from .config import Config, Input
 from .frame import WORLD, Frame
 from .model import Model
@@ -1050,44 +1051,20 @@ class System:
                                       hessian=lambda: -self._L_dqdq_matrix())
 
     # ------------------------------------------------------------------ derivative tests
-    def _test_derivative(self, attr, func, func_d, items, delta, tolerance, verbose, test_name):
-        ok = True
-        arr = getattr(self, attr)
-        for i, item in enumerate(items):
-            idx = item.index
-            exact = np.asarray(func_d(item), dtype=float)
-            base = arr[idx]
-            arr[idx] = base + delta
-            self._invalidate()
-            fp = np.asarray(func(), dtype=float)
-            arr[idx] = base - delta
-            self._invalidate()
-            fm = np.asarray(func(), dtype=float)
-            arr[idx] = base
-            self._invalidate()
-            approx = (fp - fm) / (2.0 * delta)
-            err = np.abs(exact - approx).max() if exact.size else 0.0
-            if not err <= tolerance:
-                ok = False
-                if verbose:
-                    print('%s: derivative wrt %s failed: error %g (exact %s, approx %s)'
-                          % (test_name, item.name, err, exact, approx))
-        return ok
-
     def test_derivative_dq(self, func, func_dq, delta=1e-6, tolerance=1e-7, verbose=False,
                            test_name='<unnamed>'):
         """Compare ``func_dq(config)`` with central differences of ``func()`` for every config."""
-        return self._test_derivative('_q', func, func_dq, self.configs, delta, tolerance,
-                                     verbose, test_name)
+        return check(self, '_q', func, func_dq, self.configs, delta, tolerance, verbose,
+                     test_name)
 
     def test_derivative_ddq(self, func, func_ddq, delta=1e-6, tolerance=1e-7, verbose=False,
                             test_name='<unnamed>'):
         """Compare ``func_ddq(config)`` with central differences in each velocity."""
-        return self._test_derivative('_dq', func, func_ddq, self.configs, delta, tolerance,
-                                     verbose, test_name)
+        return check(self, '_dq', func, func_ddq, self.configs, delta, tolerance, verbose,
+                     test_name)
 
     def test_derivative_du(self, func, func_du, delta=1e-6, tolerance=1e-7, verbose=False,
                            test_name='<unnamed>'):
         """Compare ``func_du(input)`` with central differences in each input."""
-        return self._test_derivative('_u', func, func_du, self.inputs, delta, tolerance,
-                                     verbose, test_name)
+        return check(self, '_u', func, func_du, self.inputs, delta, tolerance, verbose,
+                     test_name)
