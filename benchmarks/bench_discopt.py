@@ -13,9 +13,11 @@ it prints the median time [µs] of
   benchmarks/bench_vi.py), to compare across machines,
 
 with trep's C implementation (fdx+fdu ~ 25, 27, 60 µs for n = 1, 2, 7 on a 2-core x86-64
-machine, from the issue) for reference.  Finally it times ``optimize(max_steps=10)`` of the
-cart-pole problem of examples/cartpole_optimization.py (5 quasi-Newton + 5 Newton steps;
-the full optimisation does not yet converge, see that example's STATUS).
+machine, from the issue) for reference.  Finally it times one full, converging optimisation
+of the cart-pole swing-up of examples/cartpole_optimization.py from its zero-input initial
+guess: the three continuation rounds and the final round whose Newton steps reach
+descent_tolerance (plus, separately, the problem set-up: the reference controller's
+closed-loop simulation and the zero-input projection).
 
     python benchmarks/bench_discopt.py [--repeats 200] [--n 1 2 7] [--no-optimize]
 """
@@ -113,12 +115,16 @@ def bench_chain(n, repeats):
 
 def bench_optimize():
     import cartpole_optimization as cp
-    env = cp.setup()
     t0 = time.perf_counter()
-    optimizer, converged, X, U = cp.optimize(env, monitor=discopt.DOptimizerMonitor(),
-                                             max_steps=10)
+    env = cp.setup()
+    t_setup = time.perf_counter() - t0
+    monitor = cp.RecordingMonitor(quiet=True)
+    t0 = time.perf_counter()
+    optimizer, converged, X, U = cp.optimize(env, monitor=monitor)
     elapsed = time.perf_counter() - t0
-    return elapsed, converged, len(X)
+    steps = [len(r) for r in monitor.rounds]
+    final = monitor.rounds[-1][-1]
+    return elapsed, t_setup, converged, len(X), steps, final[1], abs(final[3])
 
 
 def main(argv=None):
@@ -137,10 +143,10 @@ def main(argv=None):
               % (n, t1, t2, tset, tfd, t1 / calib,
                  '%.0f' % TREP_US[n] if n in TREP_US else '-'))
     if not args.no_optimize:
-        elapsed, converged, N = bench_optimize()
-        print('cart-pole optimize(max_steps=10: 5 quasi + 5 newton): %.2f s '
-              '(N = %d states, converged=%s)'
-              % (elapsed, N, converged))
+        elapsed, t_setup, converged, N, steps, method, dcost = bench_optimize()
+        print('cart-pole swing-up optimisation (N = %d states): %.2f s for %d steps in '
+              'rounds %s (set-up %.2f s); converged=%s, last |dcost| = %.1e (%s)'
+              % (N, elapsed, sum(steps), steps, t_setup, converged, dcost, method))
 
 
 if __name__ == '__main__':

@@ -356,6 +356,11 @@ class MidpointVI:
                         raise
             t1 = self._t2
             status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
+            if status in (fast_step.NOT_CONVERGED, fast_step.NOT_FINITE):
+                # a history-extrapolated guess can be poor after violent motion: retry once
+                # from the momentum-based guess
+                fast.reset_history([self._t2], [self._q2.copy()])
+                status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
             if status != fast_step.OK:
                 self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
             self._t1, self._t2 = t1, t2
