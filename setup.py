@@ -35,6 +35,8 @@ setup(
     entry_points={
         'console_scripts': [
             'simulator = ros_vi.ros.simulator_node:main',
+            'lqr_controller = ros_vi.ros.controller_node:main_lqr',
+            'swingup_controller = ros_vi.ros.controller_node:main_swingup',
         ],
     },
 )
