@@ -44,7 +44,7 @@ def test_joints_inputs_and_command_joints():
     sim = Simulation.from_urdf_file(urdf('acrobot'), rate=500.0)
     assert sim.joint_names == ['shoulder', 'elbow']
     assert sim.actuated_joint_names == ['shoulder', 'elbow']
-    np.testing.assert_array_equal(sim.effort_limits, [0.0, 10.0])
+    np.testing.assert_array_equal(sim.effort_limits, [0.0, 20.0])
     # a zero effort limit makes the shoulder passive: not in the default command order
     assert sim.command_joints == ['elbow']
     sim = Simulation.from_urdf_file(urdf('cartpole'), rate=500.0)
@@ -87,12 +87,12 @@ def test_tick_matches_direct_midpoint_vi_with_saturated_input():
     q0 = {'shoulder': 0.4, 'elbow': -0.3}
     sim = Simulation.from_urdf_file(urdf('acrobot'), rate=250.0, substeps=3,
                                     initial_positions=q0, command_timeout=0.0)
-    sim.set_commands({'elbow': 25.0})              # limit 10 N m
+    sim.set_commands({'elbow': 25.0})              # limit 20 N m
     ref_sys = import_urdf_file(urdf('acrobot'))
     mvi = MidpointVI(ref_sys)
     mvi.initialize_from_state(0.0, [0.4, -0.3], [0.0, 0.0])
     u = np.zeros(ref_sys.nu)
-    u[ref_sys.get_input('elbow').index] = 10.0
+    u[ref_sys.get_input('elbow').index] = 20.0
     for k in range(1, 41):
         r = sim.tick()
         assert r.ok and r.substeps == 3 and r.retries == 0 and r.iterations >= 3
@@ -101,8 +101,8 @@ def test_tick_matches_direct_midpoint_vi_with_saturated_input():
     st = sim.state()
     np.testing.assert_allclose(st.positions, mvi.q2, rtol=0, atol=1e-12)
     assert st.t == pytest.approx(40 / 250.0, abs=1e-15)
-    np.testing.assert_array_equal(st.efforts, [0.0, 10.0])
-    np.testing.assert_array_equal(sim.applied_inputs()[ref_sys.get_input('elbow').index], 10.0)
+    np.testing.assert_array_equal(st.efforts, [0.0, 20.0])
+    np.testing.assert_array_equal(sim.applied_inputs()[ref_sys.get_input('elbow').index], 20.0)
 
 
 def test_velocity_is_legendre_transform_of_momentum():

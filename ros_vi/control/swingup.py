@@ -143,29 +143,35 @@ class CartPoleSwingUp(_EnergySwingUp):
 
 
 class AcrobotSwingUp(_EnergySwingUp):
-    """Spong's acrobot swing-up: collocated PFL of the actuated joint plus an energy pump.
+    """Spong's energy-based swing-up of the acrobot: collocated partial feedback
+    linearisation (PFL) of the actuated joint with an energy-shaping outer loop.
 
-    The actuated joint tracks a reference that pumps energy in phase with the passive
-    joint's swing (Spong 1994's ``q_a,ref = α (2/π) atan(q̇_p)``), with the amplitude set by
-    the energy error so the pump stops (and reverses) at the goal energy::
+    Collocated PFL (from the model's own dynamics, :meth:`Controller._collocated_input`):
+    the torque ``τ = M̄(q) y + h̄(q, v)`` gives the actuated joint exactly the acceleration
+    ``q̈_a = y``; ``M̄`` (the Schur complement of the mass matrix) and ``h̄`` (bias, gravity
+    and damping seen by the actuated joint) are read off the model as the torques for
+    ``y = 1`` and ``y = 0``.  Along any motion ``Ė = τ q̇_a - P_damp`` (P_damp >= 0 the power
+    of the joint damping), so with the Lyapunov candidate
+    ``W = ½ k_energy Ẽ² + ½ k_p q̃_a² + ½ q̇_a²`` (``q̃_a = q_a - q̄_a`` wrapped), choosing::
 
-        q_ref = sat(k_energy · Ẽ, q_max) · (2/π) · atan(q̇_p)
-        a     = k_p (q_ref - (q_a - q̄_a)) - k_d q̇_a
+        y = -(k_d q̇_a + k_p q̃_a + k_energy Ẽ h̄) / max(1 + k_energy Ẽ M̄, den_min)
 
-    (q_a - q̄_a wrapped for angles), realised exactly by the collocated partial feedback
-    linearisation on the model's dynamics (``f``, M), then saturated at u_max.  With
-    Ẽ < 0 the actuated joint leans against the passive joint's velocity (for the shipped
-    model, where both joints turn about +y), which feeds energy in.  At rest with Ẽ < 0:
-    ``a = kick_accel``.
+    gives ``Ẇ = -k_d q̇_a² - k_energy Ẽ P_damp`` whenever the denominator is above
+    ``den_min`` and the torque is not saturated (Spong 1995; Xin and Kaneda 2007): the energy
+    is driven to the goal's while the actuated joint is brought back to q̄_a, i.e. onto
+    the homoclinic orbit of the stiffened acrobot that ends at the upright, where the LQR
+    catches it.  The torque is then saturated at u_max.  At rest with Ẽ < 0 (the hanging
+    equilibrium is an equilibrium of the law): ``y = kick_accel``, mode 'kick'.
 
     Parameters: ``passive``, ``active`` config names; ``goal`` (default passive π, active 0:
     upright for a model hanging at q = 0); ``k_p`` [1/s^2], ``k_d`` [1/s], ``k_energy``
-    [rad/J], ``q_max`` [rad], ``kick_accel`` [rad/s^2].
+    [1/(J s^2)] (ties the energy error to the actuated-joint acceleration),
+    ``den_min`` (floor of the denominator, > 0), ``kick_accel`` [rad/s^2].
     """
 
-    def __init__(self, system, dt, passive='shoulder', active='elbow', goal=None, k_p=50.0,
-                 k_d=5.0, k_energy=0.1, q_max=1.5, kick_accel=20.0, inputs=None, u_max=None,
-                 rest_speed=1e-6):
+    def __init__(self, system, dt, passive='shoulder', active='elbow', goal=None, k_p=5.0,
+                 k_d=5.0, k_energy=0.5, den_min=0.1, kick_accel=20.0, inputs=None,
+                 u_max=None, rest_speed=1e-6):
         self.passive = _config_index(system, passive, 'passive')
         self.active = _config_index(system, active, 'active')
         if goal is None:
@@ -175,19 +181,26 @@ class AcrobotSwingUp(_EnergySwingUp):
             raise ValueError('AcrobotSwingUp drives the active joint only; inputs %s act on %s'
                              % (self.input_names,
                                 [self.joint_names[i] for i in self._input_configs()]))
-        self.k_p, self.k_d = float(k_p), float(k_d)
-        self.k_energy, self.q_max = float(k_energy), float(q_max)
+        self.k_p, self.k_d, self.k_energy = float(k_p), float(k_d), float(k_energy)
+        self.den_min = float(den_min)
+        if not self.den_min > 0:
+            raise ValueError('den_min must be > 0, got %r' % den_min)
         self.kick_accel = float(kick_accel)
+
+    def pfl_terms(self, q, v):
+        """(M̄ [kg m^2], h̄ [N m]): the actuated joint's torque is ``M̄ q̈_a + h̄`` at (q, v)."""
+        h_bar = self._collocated_input(q, v, [self.active], [0.0])[0]
+        m_bar = self._collocated_input(q, v, [self.active], [1.0])[0] - h_bar
+        return m_bar, h_bar
 
     def _law(self, q, v):
         err = self.energy(q, v) - self.goal_energy
         if self.at_rest(v) and err < 0:
-            accel, mode = self.kick_accel, 'kick'
-        else:
-            dq = wrap_angles(q - self.goal, self._angles)
-            amplitude = float(np.clip(self.k_energy * err, -self.q_max, self.q_max))
-            q_ref = amplitude * (2.0 / math.pi) * math.atan(v[self.passive])
-            accel = self.k_p * (q_ref - dq[self.active]) - self.k_d * v[self.active]
-            mode = 'swingup'
-        u = self._collocated_input(q, v, [self.active], [accel])
-        return ControlOutput(u, mode, err)
+            u = self._collocated_input(q, v, [self.active], [self.kick_accel])
+            return ControlOutput(u, 'kick', err)
+        a = self.active
+        m_bar, h_bar = self.pfl_terms(q, v)
+        q_err = wrap_angles(q - self.goal, self._angles)[a]
+        den = max(1.0 + self.k_energy * err * m_bar, self.den_min)
+        y = -(self.k_d * v[a] + self.k_p * q_err + self.k_energy * err * h_bar) / den
+        return ControlOutput(np.array([m_bar * y + h_bar]), 'swingup', err)

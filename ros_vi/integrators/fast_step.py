@@ -23,6 +23,10 @@ from ..mechanics.potentials.gravity import Gravity
 OK, NOT_CONVERGED, NOT_FINITE, SINGULAR, BAD_INPUT = 0, 1, 2, 3, 4
 HISTORY = 5          # stored past configurations for the order-4 predictor
 ROUNDING = 64 * np.finfo(np.float64).eps   # residual floor relative to its terms' size
+STALLED = 8 * np.finfo(np.float64).eps     # a Newton update this small (relative) changes
+                                           # nothing: the iterate is converged to rounding
+STALL_ACCEPT = np.sqrt(np.finfo(np.float64).eps)   # ... if the residual is this small
+                                                   # relative to its terms' size
 _H = 16              # header length of I
 
 # header fields of I
@@ -221,6 +225,7 @@ def step_packed(I, F, W):
     it = 0
     status = NOT_CONVERGED
     rnorm = np.inf
+    stalled = False
     while True:
         for i in range(nq):
             qm[i] = q1[i] + 0.5 * dlt[i]
@@ -247,7 +252,8 @@ def step_packed(I, F, W):
             status = NOT_FINITE
             break
         # converged: within tolerance, or within rounding of the residual's own terms
-        if rnorm <= max(tol, ROUNDING * np.sqrt(scale)):
+        if (rnorm <= max(tol, ROUNDING * np.sqrt(scale))
+                or (stalled and rnorm <= STALL_ACCEPT * np.sqrt(scale))):
             status = OK
             # p2 = D2Ld, written as p1 + D1Ld + D2Ld + f- (equal at the root): the
             # momentum update then does not inherit the solver residual, so momenta of
@@ -292,8 +298,13 @@ def step_packed(I, F, W):
         if singular or not kernel.solve_in_place(J, r):
             status = SINGULAR
             break
+        big_step = 0.0
+        big_x = 0.0
         for i in range(nd):
+            big_step = max(big_step, abs(r[i]))
+            big_x = max(big_x, abs(dlt[i]))
             dlt[i] -= r[i]
+        stalled = big_step <= STALLED * big_x
         it += 1
     W[2] = rnorm
     I[_STATUS] = status

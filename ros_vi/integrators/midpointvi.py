@@ -16,8 +16,10 @@ then ``p2 = D2 Ld``.  In terms of the Lagrangian's partials at (qm, v)::
 
 Newton's method with the exact Jacobian solves the DEL; it stops when the 2-norm of the
 DEL residual is at most ``tolerance`` (or, when that is below what rounding allows, at most
-64 eps times the size of the residual's terms) and every |h_i(q2)| is at most its
-constraint's tolerance (trep's rule), and p2 is computed at that final iterate.
+64 eps times the size of the residual's terms, or once a Newton update no longer changes
+the iterate beyond rounding while the residual is below sqrt(eps) times that size) and
+every |h_i(q2)| is at most its constraint's tolerance (trep's rule), and p2 is computed at
+that final iterate.
 """
 import numpy as np
 import scipy.linalg
@@ -418,13 +420,16 @@ class MidpointVI:
         tols = np.array([c.tolerance for c in self._system.constraints])
         delta = q2 - self._q1
         iterations = 0
+        stalled = False
         while True:
             r = self._residual(delta, lam)
             if not np.all(np.isfinite(r)):
                 raise ConvergenceError('the DEL residual became non-finite at iteration %d '
                                        '(q2 = %s)' % (iterations, self._q1 + delta))
             floor = fast_step.ROUNDING * self._residual_scale
-            if (np.linalg.norm(r[:nd]) <= max(self.tolerance, floor)
+            rnorm = np.linalg.norm(r[:nd])
+            if ((rnorm <= max(self.tolerance, floor)
+                 or (stalled and rnorm <= fast_step.STALL_ACCEPT * self._residual_scale))
                     and np.all(np.abs(r[nd:]) <= tols)):
                 return self._q1 + delta, self._p1 + self._impulse, lam, iterations
             if iterations >= max_iterations:
@@ -437,6 +442,8 @@ class MidpointVI:
                 A[:nd, nd:] = -self._Dh1[:, :nd].T
                 A[nd:, :nd] = self._Dh2[:, :nd]
             step = scipy.linalg.solve(A, r, check_finite=False)
+            stalled = (np.abs(step[:nd]).max(initial=0.0)
+                       <= fast_step.STALLED * np.abs(delta[:nd]).max(initial=0.0))
             delta = delta.copy()
             delta[:nd] -= step[:nd]
             lam = lam - step[nd:]

@@ -106,10 +106,10 @@ SWINGUP_PARAMETERS = {
     'cartpole.kick_accel': (5.0, 'cart acceleration at rest [m/s^2]'),
     'acrobot.passive': ('shoulder', 'passive joint'),
     'acrobot.active': ('elbow', 'actuated joint'),
-    'acrobot.k_p': (50.0, 'PFL stiffness [1/s^2]'),
+    'acrobot.k_p': (5.0, 'PFL stiffness [1/s^2]'),
     'acrobot.k_d': (5.0, 'PFL damping [1/s]'),
-    'acrobot.k_energy': (0.1, 'reference amplitude per joule [rad/J]'),
-    'acrobot.q_max': (1.5, 'reference amplitude limit [rad]'),
+    'acrobot.k_energy': (0.5, 'energy weight of the Lyapunov function [1/(J s^2)]'),
+    'acrobot.den_min': (0.1, 'floor of the law denominator 1 + k_energy E~ M_bar (> 0)'),
     'acrobot.kick_accel': (20.0, 'active joint acceleration at rest [rad/s^2]'),
 }
 
@@ -214,7 +214,7 @@ def build_controller(kind, cfg, system):
             else:
                 swing = AcrobotSwingUp(system, cfg['dt'], passive=g['passive'],
                                        active=g['active'], goal=goal, k_p=g['k_p'],
-                                       k_d=g['k_d'], k_energy=g['k_energy'], q_max=g['q_max'],
+                                       k_d=g['k_d'], k_energy=g['k_energy'], den_min=g['den_min'],
                                        kick_accel=g['kick_accel'], u_max=u_max)
         except ValueError as err:
             raise ParameterError('parameters law=%s / %s.*: %s' % (law, law, err)) from None

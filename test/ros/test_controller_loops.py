@@ -77,6 +77,29 @@ def test_cartpole_over_topics_equals_the_in_process_loop(cartpole_run):
     assert np.abs(cartpole_run.v - ref.v).max() <= 1e-9
 
 
+@pytest.fixture(scope='module')
+def acrobot_run():
+    # upright at ~6.7 s (in-process); 15 s show "upright within 30 s, held 5 s"
+    return run_loop('acrobot', 15.0)
+
+
+def test_acrobot_swings_up_and_stays_upright(acrobot_run):
+    """Shipped acrobot (Spong's parameters, elbow <= 20 N m, shoulder passive) from rest
+    hanging: upright (|q - goal| < 0.05 per joint, wrapped) within 30 s, held for 5 s."""
+    r = acrobot_run
+    goal = DEMOS['acrobot'].goal
+    t_up = settle_time(r, goal, 0.05, np.inf)
+    assert t_up <= 30.0 and r.t[-1] - t_up >= 5.0, t_up
+    assert np.abs(r.u).max() <= 20.0 + 1e-12
+    assert r.progress[-1]['mode'] == 'balance'
+
+
+def test_acrobot_over_topics_equals_the_in_process_loop(acrobot_run):
+    ref = _in_process('acrobot', 15.0)
+    assert np.abs(acrobot_run.q - ref.q).max() <= 1e-9
+    assert np.abs(acrobot_run.v - ref.v).max() <= 1e-9
+
+
 def test_lqr_controller_alone_converges_over_topics():
     """lqr_controller (Float64MultiArray commands) from 0.3 rad off upright: converges; the
     node's gains equal the in-process design and A - BK is stable."""

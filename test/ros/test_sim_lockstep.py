@@ -16,7 +16,7 @@ from .harness import SimProcess, kv, urdf, wait_until
 RATE = 100.0
 Q0 = [0.5, 0.3]
 TICKS = 200
-KP, KD, TARGET = 20.0, 3.0, 1.2      # saturates at the 10 N m limit early on
+KP, KD, TARGET = 40.0, 3.0, 1.2      # saturates at the 20 N m limit early on
 
 
 def pd_law(position, velocity):

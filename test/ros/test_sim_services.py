@@ -102,10 +102,10 @@ def core_prediction(t0, zero_ticks, effort, total_ticks):
     return states
 
 
-@pytest.mark.parametrize('effort, applied, array', [(4.0, 4.0, False), (25.0, 10.0, False),
+@pytest.mark.parametrize('effort, applied, array', [(4.0, 4.0, False), (25.0, 20.0, False),
                                                     (-3.0, -3.0, True)])
 def test_commands_move_the_robot_as_the_core_predicts(probe, sim, effort, applied, array):
-    """Includes saturation at the URDF limit (25 -> 10 N m) and the command timeout:
+    """Includes saturation at the URDF limit (25 -> 20 N m) and the command timeout:
     the command acts for 0.1 s (21 ticks of 5 ms, age 0 ... 0.1 s) then decays to zero."""
     start = reset(probe, sim)
     t0 = stamp_to_ns(start.header.stamp) * 1e-9
