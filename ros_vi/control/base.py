@@ -13,6 +13,7 @@ Give the plant (simulator) its own System instance.
 
 Units: SI; angles in radians; efforts in N m (revolute) or N (prismatic).
 """
+import abc
 import math
 from dataclasses import dataclass
 
@@ -68,7 +69,7 @@ def actuated_inputs(system):
     return [i.name for i in system.inputs], np.full(system.nu, np.inf)
 
 
-class Controller:
+class Controller(abc.ABC):
     """Base class: validated state in, saturated efforts out.
 
     Parameters
@@ -205,5 +206,6 @@ class Controller:
                 raise ValueError('input %r is not a ConfigForce input' % name)
         return np.array(out, dtype=int)
 
+    @abc.abstractmethod
     def _law(self, q, v):
-        raise NotImplementedError
+        """The control law at (q, v); subclasses implement it."""

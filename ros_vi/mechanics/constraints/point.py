@@ -21,6 +21,7 @@ import weakref
 
 import numpy as np
 
+from .._derivcheck import abstract
 from ..constraint import Constraint
 from ..frame import Frame
 
@@ -211,7 +212,7 @@ class _FrameConstraint(Constraint):
         return self._memo.get('h', order, self._compute)
 
     def _compute(self, order):
-        raise NotImplementedError
+        raise abstract(self, '_compute')
 
     def _point(self, frame, order):
         return self._vmemo.get(('p', frame.index), order,

@@ -25,6 +25,7 @@ import numbers
 
 import numpy as np
 
+from .._derivcheck import abstract
 from ..force import Force
 from ..tapemeasure import _StateCache, _pose, _resolve_frame
 
@@ -135,7 +136,7 @@ class _Wrench(Force):
         return out
 
     def _twists(self, pose, order):
-        raise NotImplementedError
+        raise abstract(self, '_twists')
 
     def _i(self, q):
         return self._system.get_config(q).index
