@@ -41,7 +41,6 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -51,7 +50,8 @@ from ..control import (LQR, AcrobotSwingUp, CartPoleSwingUp, ControlOutput, Cont
 from ..urdf import URDFError, import_urdf
 from . import conversions as conv
 from . import qos
-from .simulator_node import ParameterError, SimulatorNode, load_urdf_text, resolve_uri
+from .simulator_node import (ParameterError, SimulatorNode, load_urdf_text, resolve_uri,
+                             run_node)
 
 COMMAND_TOPICS = ('joint_commands', 'effort_controller/commands')
 LAWS = ('pendulum', 'cartpole', 'acrobot')
@@ -159,7 +159,7 @@ def build_controller(kind, cfg, system):
     names = [c.name for c in system.configs]
     n = system.nQd
     try:
-        probe = Controller(system, cfg['dt'])
+        probe = _Idle(system, cfg['dt'])
     except ValueError as err:
         raise ParameterError('parameter dt: %s' % err) from None
     inputs = probe.input_names
@@ -553,31 +553,7 @@ NODES = {'lqr_controller': LQRControllerNode, 'swingup_controller': SwingUpContr
 
 
 def _main(cls, args=None):
-    rclpy.init(args=args)
-    name = cls.__init__.__defaults__[0]
-    try:
-        node = cls()
-    except ValueError as err:       # ParameterError, URDFError
-        rclpy.logging.get_logger(name).fatal(str(err))
-        if rclpy.ok():
-            rclpy.shutdown()
-        return 2
-    except KeyboardInterrupt:
-        if rclpy.ok():
-            rclpy.shutdown()
-        return 0
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:               # a callback racing the signal handler's shutdown
-        if rclpy.ok():
-            raise
-    finally:
-        node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
-    return 0
+    return run_node(cls, cls.__init__.__defaults__[0], args)
 
 
 def main_lqr(args=None):

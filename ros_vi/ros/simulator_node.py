@@ -592,32 +592,40 @@ class SimulatorNode(Node):
         self._last_diag_publish = now
 
 
-def main(args=None):
-    """Console script ``simulator``: rclpy.init, spin the node, shut down."""
+def run_node(factory, name, args=None):
+    """The console scripts' body (ros2/examples style): init, build the node, spin, shut down.
+
+    Exit codes: 0 after a normal or signalled shutdown (also when the signal arrives while
+    the node is still being built), 2 when a parameter or the model is invalid (the message
+    names it).
+    """
     rclpy.init(args=args)
+    node = None
     try:
-        node = SimulatorNode()
-    except ValueError as err:       # ParameterError, URDFError
-        rclpy.logging.get_logger('simulator').fatal(str(err))
-        if rclpy.ok():
-            rclpy.shutdown()
-        return 2
-    except KeyboardInterrupt:       # interrupted while starting up
-        if rclpy.ok():
-            rclpy.shutdown()
-        return 0
-    try:
+        node = factory()
         rclpy.spin(node)
+    except ValueError as err:       # ParameterError, URDFError, while building the node
+        if node is not None:
+            raise
+        rclpy.logging.get_logger(name).fatal(str(err))
+        return 2
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except Exception:               # a callback racing the signal handler's shutdown
+    except Exception:
+        # a callback (or the node's constructor) racing the signal handler's shutdown
         if rclpy.ok():
             raise
     finally:
-        node.destroy_node()
+        if node is not None:
+            node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
     return 0
+
+
+def main(args=None):
+    """Console script ``simulator``."""
+    return run_node(SimulatorNode, 'simulator', args)
 
 
 if __name__ == '__main__':
