@@ -157,7 +157,6 @@ class System:
 
     def _update_structure(self):
         self._dirty = False
-        old_q = {id(c): (c._index, ) for c in self._configs_list}
         frames = self._world.flatten_tree()
         self._frames_list = frames
         dyn = [c for c in self._configs_list if not c._kinematic]
@@ -178,7 +177,6 @@ class System:
         prev_u = {id(u): u._index for u in self._inputs_list}
         self._u = carry(self._u, len(self._inputs_list), self._inputs_list,
                         lambda u: prev_u[id(u)])
-        del old_q
         for i, c in enumerate(configs):
             c._index = i
             c._k_index = i - len(dyn) if c._kinematic else -1
@@ -739,17 +737,6 @@ class System:
             c.dyn1 = {k: -scipy.linalg.lu_solve(lu, v)
                       for k, v in (('dq', E_q), ('ddq', E_dq), ('dddk', E_k), ('du', E_u))}
         return c.dyn1
-
-    def _select(self, arr, rows, row_sel, cols, col_sel):
-        """Index a [output, input] derivative array by optional identifiers."""
-        if row_sel is not None:
-            arr = arr[rows(row_sel)]
-        elif col_sel is not None:
-            arr = arr[:, cols(col_sel)] if arr.ndim == 2 else arr
-            return arr.copy()
-        if col_sel is not None:
-            arr = arr[..., cols(col_sel)]
-        return arr.copy() if isinstance(arr, np.ndarray) else float(arr)
 
     def _dyn_row(self, q):
         config = self.get_config(q)
