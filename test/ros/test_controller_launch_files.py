@@ -30,10 +30,10 @@ NODE_CLASSES = {'simulator': SimulatorNode, 'swingup_controller': SwingUpControl
                 'lqr_controller': LQRControllerNode}
 
 
-def _launch(model):
-    path = os.path.join(ROOT, 'launch', model + '_swingup.launch.py')
-    with open(path) as fh:
-        tree = ast.parse(fh.read(), path)
+SHARED = os.path.join(ROOT, 'ros_vi', 'ros', 'swingup_launch.py')
+
+
+def _constants(tree):
     consts = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
@@ -41,6 +41,25 @@ def _launch(model):
                 consts[node.targets[0].id] = ast.literal_eval(node.value)
             except ValueError:
                 pass
+    return consts
+
+
+def _launch(model):
+    """The Node actions a model's launch file starts: the file names its MODEL and hands it
+    to the shared description (ros_vi/ros/swingup_launch.py), whose tree is returned with
+    both files' constants and the model's parameter file name."""
+    path = os.path.join(ROOT, 'launch', model + '_swingup.launch.py')
+    with open(path) as fh:
+        own = ast.parse(fh.read(), path)
+    calls = [n for n in ast.walk(own) if isinstance(n, ast.Call)
+             and getattr(n.func, 'id', None) == 'swingup_launch_description']
+    assert len(calls) == 1 and isinstance(calls[0].args[0], ast.Name) \
+        and calls[0].args[0].id == 'MODEL', 'the launch file must use the shared description'
+    with open(SHARED) as fh:
+        tree = ast.parse(fh.read(), SHARED)
+    consts = _constants(tree)
+    consts.update(_constants(own))
+    consts['PARAMS_FILE'] = consts['MODEL'] + '_swingup.yaml'
     return tree, consts
 
 
