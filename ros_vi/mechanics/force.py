@@ -183,3 +183,44 @@ class Force:
     validate_h_dudq = validate_f_dudq
     validate_h_duddq = validate_f_duddq
     validate_h_dudu = validate_f_dudu
+
+
+class AffineForce(Force):
+    """Base for forces affine in (dq, u) with coefficients independent of q (Damping,
+    ConfigForce): every second derivative is zero, entry-wise and as whole arrays."""
+
+    def f_dqdq(self, q, q1, q2):
+        return 0.0
+
+    def f_ddqdq(self, q, dq1, q2):
+        return 0.0
+
+    def f_ddqddq(self, q, dq1, dq2):
+        return 0.0
+
+    def f_dudq(self, q, u1, q2):
+        return 0.0
+
+    def f_duddq(self, q, u1, dq2):
+        return 0.0
+
+    def f_dudu(self, q, u1, u2):
+        return 0.0
+
+    def _zeros3(self, n1, n2):
+        return np.zeros((self._system.nQ, n1, n2))
+
+    def _f_dqdq_tensor(self):
+        n = self._system.nQ
+        return self._zeros3(n, n)
+
+    _f_ddqdq_tensor = _f_dqdq_tensor
+    _f_ddqddq_tensor = _f_dqdq_tensor
+
+    def _f_dudq_tensor(self):
+        return self._zeros3(self._system.nu, self._system.nQ)
+
+    _f_duddq_tensor = _f_dudq_tensor
+
+    def _f_dudu_tensor(self):
+        return self._zeros3(self._system.nu, self._system.nu)

@@ -1,10 +1,10 @@
 """An input force on one config (trep's ``forces.ConfigForce``)."""
 import numpy as np
 
-from ..force import Force
+from ..force import AffineForce
 
 
-class ConfigForce(Force):
+class ConfigForce(AffineForce):
     """``F_config = u`` where ``u`` is a new :class:`Input` named ``finput``.
 
     Example: ``ConfigForce(system, 'theta', 'theta-torque')`` (u in N m for a revolute config).
@@ -12,7 +12,7 @@ class ConfigForce(Force):
 
     def __init__(self, system, config, finput, name=None):
         self._config = system.get_config(config)
-        Force.__init__(self, system, name)
+        AffineForce.__init__(self, system, name)
         self._finput = self._create_input(finput)
 
     @property
@@ -42,24 +42,6 @@ class ConfigForce(Force):
             return 1.0
         return 0.0
 
-    def f_dqdq(self, q, q1, q2):
-        return 0.0
-
-    def f_ddqdq(self, q, dq1, q2):
-        return 0.0
-
-    def f_ddqddq(self, q, dq1, dq2):
-        return 0.0
-
-    def f_dudq(self, q, u1, q2):
-        return 0.0
-
-    def f_duddq(self, q, u1, dq2):
-        return 0.0
-
-    def f_dudu(self, q, u1, u2):
-        return 0.0
-
     def _f_vector(self):
         out = np.zeros(self._system.nQ)
         out[self._config.index] = self._system._u[self._finput.index]
@@ -75,21 +57,3 @@ class ConfigForce(Force):
         out = np.zeros((self._system.nQ, self._system.nu))
         out[self._config.index, self._finput.index] = 1.0
         return out
-
-    def _zeros3(self, n1, n2):
-        return np.zeros((self._system.nQ, n1, n2))
-
-    def _f_dqdq_tensor(self):
-        n = self._system.nQ
-        return self._zeros3(n, n)
-
-    _f_ddqdq_tensor = _f_dqdq_tensor
-    _f_ddqddq_tensor = _f_dqdq_tensor
-
-    def _f_dudq_tensor(self):
-        return self._zeros3(self._system.nu, self._system.nQ)
-
-    _f_duddq_tensor = _f_dudq_tensor
-
-    def _f_dudu_tensor(self):
-        return self._zeros3(self._system.nu, self._system.nu)

@@ -1,10 +1,10 @@
 """Viscous damping on configs (trep's ``forces.Damping``)."""
 import numpy as np
 
-from ..force import Force
+from ..force import AffineForce
 
 
-class Damping(Force):
+class Damping(AffineForce):
     """``F_i = -c_i dq_i`` for every config, with a default coefficient and per-config ones.
 
     Example: ``Damping(system, 0.1, {'theta': 1.0})`` [N s/m or N m s/rad].
@@ -14,7 +14,7 @@ class Damping(Force):
         self._default = float(default)
         self._coefficients = {}
         self._c = np.zeros(0)
-        Force.__init__(self, system, name)
+        AffineForce.__init__(self, system, name)
         for key, value in (coefficients or {}).items():
             self.set_damping_coefficient(key, value)
         self._structure_updated()
@@ -69,24 +69,6 @@ class Damping(Force):
     def f_du(self, q, u1):
         return 0.0
 
-    def f_dqdq(self, q, q1, q2):
-        return 0.0
-
-    def f_ddqdq(self, q, dq1, q2):
-        return 0.0
-
-    def f_ddqddq(self, q, dq1, dq2):
-        return 0.0
-
-    def f_dudq(self, q, u1, q2):
-        return 0.0
-
-    def f_duddq(self, q, u1, dq2):
-        return 0.0
-
-    def f_dudu(self, q, u1, u2):
-        return 0.0
-
     def _f_vector(self):
         return -self._c * self._system._dq
 
@@ -99,21 +81,3 @@ class Damping(Force):
 
     def _f_du_matrix(self):
         return np.zeros((self._system.nQ, self._system.nu))
-
-    def _zeros3(self, n1, n2):
-        return np.zeros((self._system.nQ, n1, n2))
-
-    def _f_dqdq_tensor(self):
-        n = self._system.nQ
-        return self._zeros3(n, n)
-
-    _f_ddqdq_tensor = _f_dqdq_tensor
-    _f_ddqddq_tensor = _f_dqdq_tensor
-
-    def _f_dudq_tensor(self):
-        return self._zeros3(self._system.nu, self._system.nQ)
-
-    _f_duddq_tensor = _f_dudq_tensor
-
-    def _f_dudu_tensor(self):
-        return self._zeros3(self._system.nu, self._system.nu)
