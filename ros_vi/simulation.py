@@ -7,7 +7,7 @@ effort limits, timed out to zero), advances time by ticks of ``dt`` seconds made
 ``substeps`` VI steps (retrying with smaller substeps when the root solver fails, holding
 the state and reporting the error when that fails too), and computes what the node
 publishes: joint positions, velocities ``v = M(q)^-1 p`` (the Legendre transform of the
-VI's discrete momentum, see shared/ARCHITECTURE.md), the efforts applied over the last
+VI's discrete momentum, see docs/architecture.md), the efforts applied over the last
 tick, link transforms for tf, energy and solver iterations.
 
 Nothing here imports rclpy; the ROS layer (``ros_vi/ros/``) converts to messages.
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .integrators import ConvergenceError, MidpointVI
+from .mechanics import dynamics
 from .mechanics.forces import ConfigForce
 
 
@@ -187,8 +188,10 @@ class Simulation:
         if initial_velocities is not None:
             v0 = self._joint_values(initial_velocities, v0, 'initial_velocities')
         self._check_constraints(q0)
-        system._set_arrays(q0, v0)
-        self._p0 = system.mass_matrix() @ v0[:nd] if nd else np.zeros(0)
+        self._model = system.model
+        self._out = self._model.create_data()    # the published state (q2, v2, u)
+        self._out.set(q0, v0)
+        self._p0 = dynamics.momentum_from_velocity(self._model, self._out, v0)
         self._q0 = q0
         self._v0 = v0
         self._k_hold = q0[nd:].copy()
@@ -272,8 +275,11 @@ class Simulation:
     def _check_constraints(self, q):
         if not self.system.nc:
             return
-        self.system._set_arrays(q, np.zeros(self.system.nQ))
-        for con, h in zip(self.system.constraints, self.system._constraint_values()):
+        data = self.system.model.create_data()
+        data.set(q, np.zeros(self.system.nQ))
+        with self.system.evaluate_at(data):
+            values = dynamics.constraint_values(self.system)
+        for con, h in zip(self.system.constraints, values):
             if abs(h) > max(con.tolerance, 1e-9):
                 raise ValueError('initial_positions violate constraint %r (h = %g): '
                                  'set the constrained joints consistently'
@@ -422,7 +428,7 @@ class Simulation:
         for i in range(1, n + 1):
             t2 = t_end if i == n else t_start + i * h
             iterations += self.mvi.step(t2, u, k, max_iterations=self.max_iterations)
-        if not math.isfinite(float(np.sum(self.mvi._q2)) + float(np.sum(self.mvi._p2))):
+        if not math.isfinite(float(np.sum(self.mvi.q2)) + float(np.sum(self.mvi.p2))):
             raise ConvergenceError('the step produced non-finite values')
         return iterations
 
@@ -475,18 +481,20 @@ class Simulation:
 
     # ------------------------------------------------------------------ outputs
     def _set_output_state(self):
-        """Put the system at (q2, v2) and return (q2, v2)."""
-        s, mvi = self.system, self.mvi
-        nd = s.nQd
+        """Put the output Data at (q2, v2, applied inputs, t2) and return (q2, v2).
+
+        v2 = M(q2)^-1 p2 for the dynamic configs (the Legendre transform of the VI
+        momentum), the prescribed rate for the kinematic ones."""
+        mvi, out = self.mvi, self._out
+        nd = self._model.nd
         q = mvi.q2
-        v = np.zeros(s.nQ)
-        s._set_arrays(q, v)
-        if nd:
-            v[:nd] = np.linalg.solve(s.mass_matrix(), mvi.p2)
+        v = np.zeros(self._model.nq)
+        out.set(q, v)
+        v[:nd] = dynamics.velocity_from_momentum(self._model, out, mvi.p2)
         v2 = mvi.v2
         if v2 is not None:
             v[nd:] = v2
-        s._set_arrays(q, v, self._applied, mvi.t2)
+        out.set(q, v, self._applied, mvi.t2)
         return q, v
 
     def velocities(self):
@@ -501,7 +509,8 @@ class Simulation:
             for i, c in enumerate(self._input_config):
                 if c >= 0:
                     efforts[c] += self._applied[i]
-            energy = self.system.total_energy()
+            with self.system.evaluate_at(self._out):
+                energy = self.system.total_energy()
             self._state_cache = SimState(self.t, list(self.joint_names), q, v, efforts,
                                          float(energy), self._last.iterations,
                                          self._last.ok, self._last.error)
@@ -533,7 +542,7 @@ class Simulation:
         robot = self.robot
         if robot is None:
             return []
-        R, P, _ = self.system._kinematics()
+        R, P, _ = dynamics.kinematics(self._model, self._out)
         out = []
         for _, pname, cname, plink, clink in self._joint_links(moving):
             ip, ic = robot.link_frame(plink).index, robot.link_frame(clink).index
@@ -551,7 +560,7 @@ class Simulation:
         return self._transforms(True)
 
     def _compute_static_transforms(self):
-        self.system._set_arrays(self._q0, np.zeros(self.system.nQ))
+        self._out.set(self._q0, np.zeros(self.system.nQ))
         return self._transforms(False)
 
     def static_transforms(self):

@@ -76,6 +76,7 @@ import warnings
 
 import numpy as np
 
+from .mechanics import dynamics
 from .mechanics.frame import Frame, CONST_SE3, RX, RY, RZ, TX, TY, TZ
 from .mechanics.system import System
 
@@ -552,7 +553,7 @@ class URDFRobot:
 
     def link_poses(self):
         """``{link: (4, 4) world pose}`` for every link, from one kinematics evaluation."""
-        R, P, _ = self.system._kinematics()
+        R, P, _ = dynamics.kinematics(self.system.model, self.system.data)
         out = {}
         for name, frame in self._link_frames.items():
             g = np.eye(4)
@@ -569,10 +570,10 @@ class URDFRobot:
         both in the link's own axes (a ROS ``Twist`` in the link frame).
         """
         frame = self.link_frame(link)
-        R, P, S = self.system._kinematics()
-        model = self.system._model
+        model, data = self.system.model, self.system.data
+        R, P, S = dynamics.kinematics(model, data)
         i = frame.index
-        dq = self.system._dq
+        dq = data.dq
         cs = np.nonzero(model.frame_anc[i])[0]
         tw = S[cs].T @ dq[cs] if cs.size else np.zeros(6)   # world twist (w, v at origin)
         w_world = tw[:3]
@@ -752,18 +753,18 @@ def _build(plan, system, prefix, base, kinematic, options):
             system.resume_structure_changes()
         forces['mimic'] = mimics
     # initial configuration: zeros, mimic joints consistent (in dependency order)
-    q = system._q
+    q = system.data.q
     for _ in range(len(mimics) + 1):
         for con in mimics:
             q[con.config.index] = con.multiplier * q[con.reference.index] + con.offset
-    system._invalidate()
+    system.data.invalidate()
     return URDFRobot(system, plan, prefix, joints, link_frames, forces)
 
 
 def _generic_q(robot):
     """A deterministic, generic configuration inside the limits (mimics consistent)."""
     system = robot.system
-    q = system._q.copy()
+    q = system.q
     golden = (math.sqrt(5.0) - 1.0) / 2.0
     for n, j in enumerate(robot._moving()):
         frac = (0.37 + golden * (n + 1)) % 1.0
@@ -787,35 +788,28 @@ def _massless_joints(robot):
     """Moving dynamic joints of ``robot`` whose (mimic-reduced) mass-matrix diagonal is 0."""
     system = robot.system
     nd = system.nQd
-    saved_q, saved_dq = system._q.copy(), system._dq.copy()
-    try:
-        system._q[:] = _generic_q(robot)
-        system._dq[:] = 0.0
-        system._invalidate()
-        M = system._terms()[2][:nd, :nd]
-        mine = [j for j in robot._moving() if not j.config.kinematic]
-        # null space of the mimic constraints: q_m = k q_ref (+ off) -> columns of N
-        nmap = np.eye(nd)
-        for _ in range(len(robot.mimic_constraints) + 1):
-            for con in robot.mimic_constraints:
-                ci, ri = con.config.index, con.reference.index
-                if ci < nd and ri < nd:
-                    nmap[:, ci] = 0.0
-                    nmap[ci] = con.multiplier * nmap[ri]
-        keep = [j for j in mine if j.mimic is None]
-        N = nmap[:, [j.config.index for j in keep]]
-        Mr = N.T @ M @ N
-        scale = max(float(np.abs(M).max()), 1e-300)
-        bad = [j for j, d in zip(keep, np.diag(Mr)) if not d > 1e-12 * scale]
-        if not bad and len(keep):
-            ev = np.linalg.eigvalsh(Mr)
-            if ev.min() <= 1e-13 * scale:
-                return [], True
-        return bad, False
-    finally:
-        system._q[:] = saved_q
-        system._dq[:] = saved_dq
-        system._invalidate()
+    data = system.model.create_data()
+    data.set(q=_generic_q(robot))
+    M = dynamics.mass_matrix(system.model, data)
+    mine = [j for j in robot._moving() if not j.config.kinematic]
+    # null space of the mimic constraints: q_m = k q_ref (+ off) -> columns of N
+    nmap = np.eye(nd)
+    for _ in range(len(robot.mimic_constraints) + 1):
+        for con in robot.mimic_constraints:
+            ci, ri = con.config.index, con.reference.index
+            if ci < nd and ri < nd:
+                nmap[:, ci] = 0.0
+                nmap[ci] = con.multiplier * nmap[ri]
+    keep = [j for j in mine if j.mimic is None]
+    N = nmap[:, [j.config.index for j in keep]]
+    Mr = N.T @ M @ N
+    scale = max(float(np.abs(M).max()), 1e-300)
+    bad = [j for j, d in zip(keep, np.diag(Mr)) if not d > 1e-12 * scale]
+    if not bad and len(keep):
+        ev = np.linalg.eigvalsh(Mr)
+        if ev.min() <= 1e-13 * scale:
+            return [], True
+    return bad, False
 
 
 def _import(model_root, where, system, prefix, gravity, base_xyz, base_rpy, base_pose,

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import ros_vi as trep
+from ros_vi.mechanics import dynamics
 from ros_vi import const_txyz, rx, ry, rz, tx, ty, tz
 from reference.naive_lagrangian import NaiveSystem
 
@@ -260,13 +261,13 @@ def test_vector_hooks_vs_central_differences(seed):
     n = s.nQ
     configs = s.configs
     for con in s.constraints:
-        g = con._h_dq_vector()
-        H = con._h_dqdq_matrix()
-        T = con._h_dqdqdq_tensor()
+        g = con.h_dq_array()
+        H = con.h_dqdq_array()
+        T = con.h_dqdqdq_array()
         assert g.shape == (n,) and H.shape == (n, n) and T.shape == (n, n, n)
         assert_close(g, fd(s, '_q', con.h), what='%r h_dq' % con)
-        assert_close(H, fd(s, '_q', con._h_dq_vector), what='%r h_dqdq' % con)
-        assert_close(T, fd(s, '_q', con._h_dqdq_matrix), what='%r h_dqdqdq' % con)
+        assert_close(H, fd(s, '_q', con.h_dq_array), what='%r h_dqdq' % con)
+        assert_close(T, fd(s, '_q', con.h_dqdq_array), what='%r h_dqdqdq' % con)
         # second derivative straight from h (second-order central differences)
         e = 1e-4
         H2 = np.zeros((n, n))
@@ -294,7 +295,7 @@ def test_vector_hooks_vs_central_differences(seed):
         # fourth derivative vs central differences of the third
         idx = [(0, 1, 2), (1, 2, 3), (3, 4, 5), (2, 2, 3)]
         for (a, b, c) in idx:
-            approx = fd(s, '_q', lambda: con._h_dqdqdq_tensor()[a, b, c])
+            approx = fd(s, '_q', lambda: con.h_dqdqdq_array()[a, b, c])
             exact = [con.h_dqdqdqdq(configs[a], configs[b], configs[c], q4) for q4 in configs]
             assert_close(exact, approx, what='%r h_dqdqdqdq' % con)
 
@@ -341,7 +342,7 @@ def test_continuous_dynamics_acceleration_constraint(seed):
     lam = s.lambda_()
     assert lam.shape == (3,)
     Dh = s.constraint_jacobian()
-    acc = Dh @ ddq + np.array([s.dq @ con._h_dqdq_matrix() @ s.dq for con in s.constraints])
+    acc = Dh @ ddq + np.array([s.dq @ con.h_dqdq_array() @ s.dq for con in s.constraints])
     np.testing.assert_allclose(acc, 0.0, atol=1e-10)
     # the constraint value's second time derivative along q(t) is zero too
     e = 1e-4
@@ -432,8 +433,8 @@ def test_fourbar_midpointvi_acceptance():
     for k in range(10000):
         mvi.step(mvi.t2 + 0.01, [0.0])
         q2 = mvi.q2
-        s._set_arrays(q2, np.zeros(s.nQ))
-        max_h = max(max_h, float(np.abs(s._constraint_values()).max()))
+        s.data.set(q2, np.zeros(s.nQ))
+        max_h = max(max_h, float(np.abs(dynamics.constraint_values(s)).max()))
         if k % 100 == 0:
             energies.append(state_energy(s, q2, mvi.p2))
     runtime = time.perf_counter() - t_start

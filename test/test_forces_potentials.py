@@ -99,10 +99,10 @@ def check_potential(pot, s):
     V2 = table(pot.V_dqdq, c, c)
     V3 = table(pot.V_dqdqdq, c, c, c)
     np.testing.assert_allclose(V1, fd(s, pot.V), atol=2e-6)
-    np.testing.assert_allclose(V2, fd(s, pot._V_dq_vector), atol=2e-5)
-    np.testing.assert_allclose(V3, fd(s, pot._V_dqdq_matrix), atol=2e-4)
-    np.testing.assert_allclose(pot._V_dq_vector(), V1, atol=1e-14)
-    np.testing.assert_allclose(pot._V_dqdq_matrix(), V2, atol=1e-14)
+    np.testing.assert_allclose(V2, fd(s, pot.V_dq_array), atol=2e-5)
+    np.testing.assert_allclose(V3, fd(s, pot.V_dqdq_array), atol=2e-4)
+    np.testing.assert_allclose(pot.V_dq_array(), V1, atol=1e-14)
+    np.testing.assert_allclose(pot.V_dqdq_array(), V2, atol=1e-14)
     np.testing.assert_allclose(V2, V2.T, atol=1e-10)
 
 
@@ -115,27 +115,27 @@ def check_force(force, s):
     F_dq = table(force.f_ddq, c, c)
     F_u = table(force.f_du, c, u) if u else np.zeros((len(c), 0))
     # whole-array hooks equal the per-entry methods
-    np.testing.assert_allclose(force._f_vector(), F, atol=1e-13)
-    np.testing.assert_allclose(force._f_dq_matrix(), F_q, atol=1e-13)
-    np.testing.assert_allclose(force._f_ddq_matrix(), F_dq, atol=1e-13)
-    np.testing.assert_allclose(force._f_du_matrix(), F_u, atol=1e-13)
+    np.testing.assert_allclose(force.f_array(), F, atol=1e-13)
+    np.testing.assert_allclose(force.f_dq_array(), F_q, atol=1e-13)
+    np.testing.assert_allclose(force.f_ddq_array(), F_dq, atol=1e-13)
+    np.testing.assert_allclose(force.f_du_array(), F_u, atol=1e-13)
     # independent central differences, [output, input] indexing
-    np.testing.assert_allclose(F_q, fd(s, force._f_vector), atol=2e-6)
-    np.testing.assert_allclose(F_dq, fd(s, force._f_vector, 'dq'), atol=2e-6)
-    np.testing.assert_allclose(F_u, fd(s, force._f_vector, 'u'), atol=2e-6)
-    np.testing.assert_allclose(table(force.f_dqdq, c, c, c), fd(s, force._f_dq_matrix),
+    np.testing.assert_allclose(F_q, fd(s, force.f_array), atol=2e-6)
+    np.testing.assert_allclose(F_dq, fd(s, force.f_array, 'dq'), atol=2e-6)
+    np.testing.assert_allclose(F_u, fd(s, force.f_array, 'u'), atol=2e-6)
+    np.testing.assert_allclose(table(force.f_dqdq, c, c, c), fd(s, force.f_dq_array),
                                atol=2e-5)
-    np.testing.assert_allclose(table(force.f_ddqdq, c, c, c), fd(s, force._f_ddq_matrix),
+    np.testing.assert_allclose(table(force.f_ddqdq, c, c, c), fd(s, force.f_ddq_array),
                                atol=2e-5)
     np.testing.assert_allclose(table(force.f_ddqddq, c, c, c),
-                               fd(s, force._f_ddq_matrix, 'dq'), atol=2e-5)
+                               fd(s, force.f_ddq_array, 'dq'), atol=2e-5)
     if u:
-        np.testing.assert_allclose(table(force.f_dudq, c, u, c), fd(s, force._f_du_matrix),
+        np.testing.assert_allclose(table(force.f_dudq, c, u, c), fd(s, force.f_du_array),
                                    atol=2e-5)
         np.testing.assert_allclose(table(force.f_duddq, c, u, c),
-                                   fd(s, force._f_du_matrix, 'dq'), atol=2e-5)
+                                   fd(s, force.f_du_array, 'dq'), atol=2e-5)
         np.testing.assert_allclose(table(force.f_dudu, c, u, u),
-                                   fd(s, force._f_du_matrix, 'u'), atol=2e-5)
+                                   fd(s, force.f_du_array, 'u'), atol=2e-5)
     return F
 
 
@@ -188,8 +188,8 @@ def test_linear_spring_coincident_points():
     smooth = trep.potentials.LinearSpring(s, 'block', 'other', k=5.0, x0=0.0)
     # x0 = 0: 1/2 k |p1 - p2|^2 is smooth and has a well-defined zero force there
     assert smooth.V() == 0.0
-    np.testing.assert_allclose(smooth._V_dq_vector(), 0.0)
-    np.testing.assert_allclose(smooth._V_dqdq_matrix(), 5.0 * np.eye(2))
+    np.testing.assert_allclose(smooth.V_dq_array(), 0.0)
+    np.testing.assert_allclose(smooth.V_dqdq_array(), 5.0 * np.eye(2))
     check_potential(smooth, s)
     bad = trep.potentials.LinearSpring(s, 'block', 'other', k=5.0, x0=0.5)
     assert bad.V() == pytest.approx(0.625)
@@ -375,10 +375,10 @@ def test_wrench_consistency_between_frames():
     body = trep.forces.BodyWrench(s, frame, tuple(fb) + tuple(tb))
     hybrid = trep.forces.HybridWrench(s, frame, tuple(fh) + tuple(th))
     spatial = trep.forces.SpatialWrench(s, frame, tuple(fs) + tuple(ts))
-    Fb = body._f_vector()
+    Fb = body.f_array()
     assert np.abs(Fb).max() > 0.1
-    np.testing.assert_allclose(hybrid._f_vector(), Fb, atol=1e-12)
-    np.testing.assert_allclose(spatial._f_vector(), Fb, atol=1e-12)
+    np.testing.assert_allclose(hybrid.f_array(), Fb, atol=1e-12)
+    np.testing.assert_allclose(spatial.f_array(), Fb, atol=1e-12)
 
 
 def test_pendulum_torque_configforce_vs_bodywrench():
@@ -416,7 +416,7 @@ def test_wrench_val_and_properties():
         w.wrench = (0,) * 6
     default = trep.forces.SpatialWrench(s, 'pend1')
     s.q = [0.3, 0.2]
-    np.testing.assert_allclose(default._f_vector(), 0.0)
+    np.testing.assert_allclose(default.f_array(), 0.0)
 
 
 def test_wrench_bad_input():

@@ -383,6 +383,7 @@ def test_link_transforms_compose_to_world_poses():
     sim.step(5)
     edges = {c: (p, g) for p, c, g in sim.link_transforms() + sim.static_transforms()}
     robot = sim.robot
+    robot.system.q = sim.state().positions    # the published configuration q2
     poses = robot.link_poses()
     root = robot.link_frame(robot.root_link).name
     for link in robot.link_names():

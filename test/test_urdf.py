@@ -484,10 +484,10 @@ def test_joint_limit_force_derivatives_and_behaviour():
                   'validate_f_ddqddq', 'validate_f_du'):
         # values reach 1e4 (stiff): 1e-3 absolute is 1e-7 relative
         assert getattr(lim, check)(delta=1e-7, tolerance=1e-3, verbose=True), check
-    f = lim._f_vector()
+    f = lim.f_array()
     assert f[0] < 0 and f[1] > 0 and f[3] < 0 and f[4] > 0
     s.dq = 0.0
-    f = lim._f_vector()
+    f = lim.f_array()
     assert f[2] == 0 and f[5] == 0                         # no force inside the limits
     # far beyond the band: a linear spring of stiffness k, rest point width/2 out
     assert abs(f[3] + 500.0 * (0.2 - 0.025)) < 1e-9
@@ -515,7 +515,7 @@ def test_friction_force_derivatives():
                   'validate_f_ddqddq', 'validate_f_du'):
         assert getattr(fr, check)(delta=1e-7, tolerance=1e-5, verbose=True), check
     s.dq = 10.0
-    assert np.abs(fr._f_vector() + 0.1).max() < 1e-12        # Coulomb level at speed
+    assert np.abs(fr.f_array() + 0.1).max() < 1e-12        # Coulomb level at speed
     mvi = trep.MidpointVI(s)                                  # general path integrates it
     mvi.initialize_from_state(0.0, np.zeros(7), np.full(7, 0.1))
     mvi.step(0.01, np.zeros(7))

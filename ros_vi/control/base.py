@@ -5,7 +5,7 @@ on ``joint_states`` -- positions ``q`` (nQ,) and velocities ``v`` (nQ,) in the m
 order (``System.configs``) -- and returns a :class:`ControlOutput`: the efforts ``u`` (m,)
 for the controller's inputs (``input_names``, saturated at ``u_max``), a ``mode`` string and
 the energy error for diagnostics.  The VI momentum is rebuilt as ``p = M(q) v`` with the
-controller's own model (shared/ARCHITECTURE.md), so a loop over topics and a loop in one
+controller's own model (docs/architecture.md), so a loop over topics and a loop in one
 process see the same state.
 
 The controller's ``system`` is its private scratch model: ``compute`` overwrites its state.
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..mechanics import dynamics
 from ..mechanics.forces import ConfigForce
 from ..mechanics.frame import RX, RY, RZ
 
@@ -145,12 +146,12 @@ class Controller(abc.ABC):
     def momentum(self, q, v):
         """Discrete momentum p = M(q) v (nQd,) with the controller's model."""
         self._set(q, v)
-        return self.system.mass_matrix() @ v
+        return dynamics.momentum_from_velocity(self.system.model, self.system.data, v)
 
     def velocity(self, q, p):
         """v = M(q)^-1 p (nQ,) -- what the simulator publishes for (q, p)."""
         self._set(q, np.zeros_like(q))
-        return np.linalg.solve(self.system.mass_matrix(), p)
+        return dynamics.velocity_from_momentum(self.system.model, self.system.data, p)
 
     def energy(self, q, v):
         """Total energy T + V [J] of the model at (q, v)."""
@@ -158,7 +159,7 @@ class Controller(abc.ABC):
         return self.system.total_energy()
 
     def _set(self, q, v):
-        self.system._set_arrays(q, v, self._zero_u)
+        self.system.data.set(q, v, self._zero_u)
 
     def _checked(self, x, what):
         arr = np.asarray(x, dtype=float).reshape(-1)

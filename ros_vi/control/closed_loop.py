@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..integrators import MidpointVI
+from ..mechanics import dynamics
 from .base import wrap_angles, angle_mask
 
 __all__ = ['ClosedLoopResult', 'simulate', 'settle_time', 'summarize']
@@ -70,9 +71,10 @@ def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=No
 
     q0 = np.asarray(q0, dtype=float)
     v0 = np.zeros(nq) if v0 is None else np.asarray(v0, dtype=float)
-    plant._set_arrays(q0, v0)
     mvi = MidpointVI(plant)
-    mvi.initialize_from_state(t0, q0, plant.mass_matrix() @ v0)
+    model, data = plant.model, plant.model.create_data()
+    data.set(q0, v0)
+    mvi.initialize_from_state(t0, q0, dynamics.momentum_from_velocity(model, data, v0))
 
     T = np.zeros(steps + 1)
     Q = np.zeros((steps + 1, nq))
@@ -85,9 +87,9 @@ def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=No
     controller.reset()
     for k in range(steps + 1):
         q, p = mvi.q2, mvi.p2
-        plant._set_arrays(q, np.zeros(nq))
-        v = np.linalg.solve(plant.mass_matrix(), p)
-        plant._set_arrays(q, v)
+        data.set(q, np.zeros(nq))
+        v = dynamics.velocity_from_momentum(model, data, p)
+        plant.data.set(q, v)
         T[k], Q[k], P[k], V[k], E[k] = mvi.t2, q, p, v, plant.total_energy()
         if k == steps:
             break

@@ -253,7 +253,7 @@ class DSystem:
     # ------------------------------------------------------------------ dynamics
     def _q2_hint(self, xk_hint):
         # The compiled fast path predicts q2 itself (a hint would force the general path).
-        if xk_hint is None or self.varint._fast is not None:
+        if xk_hint is None or self.varint.compiled:
             return None
         return self._vec(xk_hint, self._nX, 'xk_hint')[self._sQ].copy()
 
@@ -296,8 +296,8 @@ class DSystem:
         """Next state X(k+1) (nX,)."""
         mvi = self.varint
         X = np.empty(self._nX)
-        X[self._sQ] = mvi._q2
-        X[self._sp] = mvi._p2
+        X[self._sQ] = mvi.q2
+        X[self._sp] = mvi.p2
         if self._nk:
             X[self._sv] = mvi.v2
         return X

@@ -402,7 +402,7 @@ class FastStepper:
 
     def __init__(self, system):
         self._system = system
-        model = system._model
+        model = system.model
         nf, nq, nd, nu = model.nf, model.nq, system.nQd, system.nu
         self._springs = [p for p in system.potentials if type(p) is ConfigSpring]
         self._dampers = [f for f in system.forces if type(f) is Damping]
@@ -437,8 +437,8 @@ class FastStepper:
         self.k_in = W[o[28]:o[29]]
         self._hist = W[o[29]:o[30]].reshape(HISTORY, nq)
         self._hist_t = W[o[30]:o[31]]
-        self._qm = W[o[33]:o[34]]
-        self._v = W[o[34]:o[35]]
+        self.qm = W[o[33]:o[34]]       # midpoint configuration of the last step (nQ,)
+        self.v = W[o[34]:o[35]]        # midpoint velocity (q2 - q1)/dt of the last step
 
     def state_views(self):
         """Views (q1, p1, q2, p2, u1) into the packed state: the integrator keeps its state
@@ -450,19 +450,19 @@ class FastStepper:
     def _refresh_constants(self):
         """Copy the model constants and built-in parameters into F (cheap; every step,
         so that changed spring constants, damping or gravity take effect)."""
-        self._version = self._system._param_version
-        model, o, F = self._system._model, self._o, self._F
+        self._version = self._system.parameter_version
+        model, o, F = self._system.model, self._o, self._F
         nf = model.nf
         F[o[12]:o[13]] = model.value
         F[o[13]:o[14]] = model.mass
         F[o[14]:o[15]] = model.fixedR.reshape(9 * nf)
         F[o[15]:o[16]] = model.fixedp.reshape(3 * nf)
         F[o[16]:o[17]] = model.Ib.reshape(9 * nf)
-        F[o[17]:o[18]] = self._system._gvec
+        F[o[17]:o[18]] = model.gravity
         d = F[o[18]:o[19]]
         d[:] = 0.0
         for damper in self._dampers:
-            d += damper._c
+            d += damper.coefficient_vector()
         for j, spring in enumerate(self._springs):
             F[o[19] + j] = spring.k
             F[o[20] + j] = spring.q0
@@ -482,7 +482,7 @@ class FastStepper:
         Returns ``(status, iterations, rnorm)``.  On OK the state views hold the new state
         and the history has advanced; otherwise nothing changed.
         """
-        if self._version != self._system._param_version:
+        if self._version != self._system.parameter_version:
             self._refresh_constants()
         W, I = self._W, self._I
         W[0] = t2 - t1
@@ -495,7 +495,7 @@ class FastStepper:
     def derivatives(self, t1, t2):
         """dq2/dx and dp2/dx (nd, nX) for x = (q1, p1, u1, k2) at the current state, or
         None if the DEL Jacobian is singular."""
-        if self._version != self._system._param_version:
+        if self._version != self._system.parameter_version:
             self._refresh_constants()
         nd, nq, nu = self._nd, self._nq, self._nu
         nX = 2 * nq + nu
@@ -504,7 +504,3 @@ class FastStepper:
         if not derivatives_packed(self._I, self._F, self._W, t1, t2, Zq, Zp):
             return None
         return Zq, Zp
-
-    def midpoint(self):
-        """(qm, v) of the last step (views; copy before keeping)."""
-        return self._qm, self._v

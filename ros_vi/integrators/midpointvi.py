@@ -24,6 +24,7 @@ that final iterate.
 import numpy as np
 import scipy.linalg
 
+from ..mechanics import dynamics
 from . import fast_step
 from .fast_step import FastStepper
 
@@ -97,7 +98,7 @@ class MidpointVI:
 
     def _structure_updated(self):
         s = self._system
-        s._ensure_structure()
+        self._model, self._data = s.model, s.data
         self._t1 = self._t2 = 0.0
         self._fast = FastStepper.for_system(s) if self._use_fast else None
         if self._fast is not None:
@@ -132,6 +133,12 @@ class MidpointVI:
     @property
     def system(self):
         return self._system
+
+    @property
+    def compiled(self):
+        """True when steps run in the compiled single-call stepper (no constraints, only
+        Gravity, ConfigSpring, Damping and ConfigForce); False on the general path."""
+        return self._fast is not None
 
     @property
     def nq(self):
@@ -212,7 +219,7 @@ class MidpointVI:
         self._p1[:], self._p2[:] = p1, p1
         self._lambda1 = lam
         self._reset_history([(self._t2, self._q2.copy())])
-        self._system._set_arrays(q1, np.zeros(self.nq), t=self._t1)
+        self._data.set(q1, np.zeros(self.nq), t=self._t1)
 
     def initialize_from_configs(self, t0, q0, t1, q1, lambda1=None):
         """Start from two configurations: p1 = D2 Ld(q0, q1) (no force term)."""
@@ -232,7 +239,7 @@ class MidpointVI:
     # ------------------------------------------------------------------ discrete mechanics
     def _set_midpoint(self, q1, q2, t1, t2, u1):
         dt = t2 - t1
-        self._system._set_arrays(0.5 * (q1 + q2), (q2 - q1) / dt, u1, 0.5 * (t1 + t2))
+        self._data.set(0.5 * (q1 + q2), (q2 - q1) / dt, u1, 0.5 * (t1 + t2))
 
     def _D2Ld(self):
         """p2 = dt/2 L_q + L_v at the midpoint of (q1, q2) (leaves the system there)."""
@@ -240,8 +247,8 @@ class MidpointVI:
         self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
         dt = self._t2 - self._t1
         nd = self.nd
-        Lq, Lv, T, Vg = s._model.first_order(s._gvec, s._q, s._dq)
-        Lq = Lq - s._extras()['V_dq'] if s._general_potentials() else Lq
+        Lq, Lv, T, Vg = dynamics.first_order_terms(self._model, self._data)
+        Lq = Lq - dynamics.applied_terms(s).V_dq if s.general_potentials else Lq
         return (0.5 * dt * Lq + Lv)[:nd].copy()
 
     def _residual(self, delta, lam):
@@ -257,18 +264,19 @@ class MidpointVI:
         dt = self._t2 - self._t1
         if self.nc:
             # h(q2) and Dh(q2) at the same state, so the constraints share its kinematics
-            s._set_arrays(self._q1 + delta, delta / dt, self._u1, self._t2)
-            h2 = s._constraint_values()
-            self._Dh2 = s.constraint_jacobian()
-        s._set_arrays(self._q1 + 0.5 * delta, delta / dt, self._u1, 0.5 * (self._t1 + self._t2))
-        Lq, Lv, T, Vg = s._model.first_order(s._gvec, s._q, s._dq)
-        e = s._extras()
-        impulse = dt * (Lq - e['V_dq'] + e['F'])[:nd]
-        half = (0.5 * dt * (Lq - e['V_dq']))[:nd]
+            self._data.set(self._q1 + delta, delta / dt, self._u1, self._t2)
+            h2 = dynamics.constraint_values(s)
+            self._Dh2 = dynamics.constraint_jacobian(s)
+        self._data.set(self._q1 + 0.5 * delta, delta / dt, self._u1,
+                       0.5 * (self._t1 + self._t2))
+        Lq, Lv, T, Vg = dynamics.first_order_terms(self._model, self._data)
+        e = dynamics.applied_terms(s)
+        impulse = dt * (Lq - e.V_dq + e.F)[:nd]
+        half = (0.5 * dt * (Lq - e.V_dq))[:nd]
         r = self._p1 + impulse - (half + Lv[:nd])
         # size of the residual's terms: the root can only be found to rounding of these
         self._residual_scale = np.linalg.norm(np.abs(self._p1) + np.abs(half)
-                                              + np.abs(Lv[:nd]) + np.abs(dt * e['F'][:nd]))
+                                              + np.abs(Lv[:nd]) + np.abs(dt * e.F[:nd]))
         if self.nc:
             constraint_impulse = self._Dh1[:, :nd].T @ lam
             self._impulse = impulse - constraint_impulse
@@ -285,21 +293,20 @@ class MidpointVI:
         s = self._system
         nd = self.nd
         dt = self._t2 - self._t1
-        Lq, Lv, M, Lvq, Lqq, T, Vg = s._terms()
-        e = s._extras()
-        Lqq = Lqq - e['V_dqdq']
+        Lq, Lv, M, Lvq, Lqq, T, Vg = dynamics.lagrangian_terms(self._model, self._data)
+        e = dynamics.applied_terms(s)
+        Lqq = Lqq - e.V_dqdq
         Lqv = Lvq.T
         A = 0.25 * dt * Lqq
-        J2 = A + 0.5 * (Lqv - Lvq) - M / dt + 0.5 * dt * e['F_dq'] + e['F_ddq']
-        J1 = A - 0.5 * (Lqv + Lvq) + M / dt + 0.5 * dt * e['F_dq'] - e['F_ddq']
+        J2 = A + 0.5 * (Lqv - Lvq) - M / dt + 0.5 * dt * e.F_dq + e.F_ddq
+        J1 = A - 0.5 * (Lqv + Lvq) + M / dt + 0.5 * dt * e.F_dq - e.F_ddq
         P2 = A + 0.5 * (Lqv + Lvq) + M / dt
         P1 = A - 0.5 * Lqv + 0.5 * Lvq - M / dt
-        return J2[:nd], J1[:nd], P2[:nd], P1[:nd], dt * e['F_du'][:nd]
+        return J2[:nd], J1[:nd], P2[:nd], P1[:nd], dt * e.F_du[:nd]
 
     def _constraint_jacobian_at(self, q):
-        s = self._system
-        s._set_arrays(q, np.zeros(self.nq))
-        return s.constraint_jacobian()
+        self._data.set(q, np.zeros(self.nq))
+        return dynamics.constraint_jacobian(self._system)
 
     def _predict(self, t2):
         """Initial guess for q2: polynomial extrapolation of equally spaced history."""
@@ -317,12 +324,11 @@ class MidpointVI:
                   4: (5, -10, 10, -5, 1)}[n]
         if n < 2 and self.nd and not self.nc:
             # momentum-based first guess: q2 ~ q1 + dt M^-1 p1
-            s = self._system
-            s._set_arrays(self._q2, np.zeros(self.nq))
-            M = s._terms()[2][:self.nd, :self.nd]
+            self._data.set(self._q2, np.zeros(self.nq))
             guess = self._q2.copy()
             try:
-                guess[:self.nd] += dt * np.linalg.solve(M, self._p2)
+                guess[:self.nd] += dt * dynamics.velocity_from_momentum(
+                    self._model, self._data, self._p2)
                 return guess
             except np.linalg.LinAlgError:
                 pass
@@ -367,7 +373,7 @@ class MidpointVI:
                 self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
             self._t1, self._t2 = t1, t2
             self._deriv1 = None
-            self._system._set_arrays(fast._qm, fast._v, self._u1, 0.5 * (t1 + t2))
+            self._data.set(fast.qm, fast.v, self._u1, 0.5 * (t1 + t2))
             return iterations
         u1 = _vector(u1, self.nu, 'u1')
         k2 = _vector(k2, self.nk, 'k2')
@@ -485,7 +491,7 @@ class MidpointVI:
         s = self._system
         nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
         Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, nq))
-        H1 = (s._constraint_hessians() if nc else np.zeros((0, nq, nq)))
+        H1 = (dynamics.constraint_hessians(s) if nc else np.zeros((0, nq, nq)))
         Dh2 = self._constraint_jacobian_at(self._q2) if nc else np.zeros((0, nq))
         self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
         J2, J1, P2, P1, Fu = self._midpoint_partials()
@@ -538,16 +544,16 @@ class MidpointVI:
         nX = nq + nd + nu + nk
         # constraint derivatives at q1 (second, third) and q2 (second)
         if nc:
-            s._set_arrays(self._q1, np.zeros(nq))
-            Dh1 = s.constraint_jacobian()
-            H1 = s._constraint_hessians()
-            H3 = np.array([con._h_dqdqdq_tensor() for con in s.constraints])
-            s._set_arrays(self._q2, np.zeros(nq))
-            Dh2 = s.constraint_jacobian()
-            H2 = s._constraint_hessians()
+            self._data.set(self._q1, np.zeros(nq))
+            Dh1 = dynamics.constraint_jacobian(s)
+            H1 = dynamics.constraint_hessians(s)
+            H3 = dynamics.constraint_third_derivatives(s)
+            self._data.set(self._q2, np.zeros(nq))
+            Dh2 = dynamics.constraint_jacobian(s)
+            H2 = dynamics.constraint_hessians(s)
         self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
-        Lqqq, Lqqv, Lqvv = s._lagrangian_third()
-        f2 = s._force_second()
+        Lqqq, Lqqv, Lqvv = dynamics.lagrangian_third(s)
+        f2 = dynamics.force_second(s)
 
         # L's third partials in (q, v) space, then mapped to (q1, q2): d/dq1 = q/2 - v/dt,
         # d/dq2 = q/2 + v/dt  (B maps [d/dq; d/dv] to [d/dq1; d/dq2])
@@ -570,15 +576,15 @@ class MidpointVI:
         nW = n2 + nu
         F2 = np.zeros((nq, nW, nW))
         u_ = slice(n2, nW)
-        F2[:, q_, q_] = f2['qq']
-        F2[:, v_, q_] = f2['vq']
-        F2[:, q_, v_] = f2['vq'].transpose(0, 2, 1)
-        F2[:, v_, v_] = f2['vv']
-        F2[:, u_, q_] = f2['uq']
-        F2[:, q_, u_] = f2['uq'].transpose(0, 2, 1)
-        F2[:, u_, v_] = f2['uv']
-        F2[:, v_, u_] = f2['uv'].transpose(0, 2, 1)
-        F2[:, u_, u_] = f2['uu']
+        F2[:, q_, q_] = f2.qq
+        F2[:, v_, q_] = f2.vq
+        F2[:, q_, v_] = f2.vq.transpose(0, 2, 1)
+        F2[:, v_, v_] = f2.vv
+        F2[:, u_, q_] = f2.uq
+        F2[:, q_, u_] = f2.uq.transpose(0, 2, 1)
+        F2[:, u_, v_] = f2.uv
+        F2[:, v_, u_] = f2.uv.transpose(0, 2, 1)
+        F2[:, u_, u_] = f2.uu
         Bw = np.zeros((nW, nW))
         Bw[:n2, :n2] = B
         Bw[n2:, n2:] = np.eye(nu)

@@ -8,8 +8,8 @@ class Constraint:
     """A scalar holonomic constraint h(q) = 0 (derive from it).
 
     Subclasses implement ``h()``, ``h_dq(q1)``, ``h_dqdq(q1, q2)``, ``h_dqdqdq(q1, q2, q3)``
-    (and optionally ``h_dqdqdqdq``).  Whole-array forms ``_h_dq_vector()`` (nQ,),
-    ``_h_dqdq_matrix()`` (nQ, nQ) and ``_h_dqdqdq_tensor()`` (nQ, nQ, nQ) are built from them.
+    (and optionally ``h_dqdqdqdq``).  Whole-array forms ``h_dq_array()`` (nQ,),
+    ``h_dqdq_array()`` (nQ, nQ) and ``h_dqdqdq_array()`` (nQ, nQ, nQ) are built from them.
 
     ``tolerance``: the constraint counts as satisfied when ``|h| < tolerance``.
     """
@@ -52,15 +52,15 @@ class Constraint:
     def h_dqdqdqdq(self, q1, q2, q3, q4):
         raise abstract(self, 'h_dqdqdqdq')
 
-    def _h_dq_vector(self):
+    def h_dq_array(self):
         return np.array([self.h_dq(c) for c in self._system.configs], dtype=float)
 
-    def _h_dqdq_matrix(self):
+    def h_dqdq_array(self):
         c = self._system.configs
         return np.array([[self.h_dqdq(a, b) for b in c] for a in c],
                         dtype=float).reshape(len(c), len(c))
 
-    def _h_dqdqdq_tensor(self):
+    def h_dqdqdq_array(self):
         c = self._system.configs
         n = len(c)
         return np.array([[[self.h_dqdqdq(a, b, d) for d in c] for b in c] for a in c],

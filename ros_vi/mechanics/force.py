@@ -11,8 +11,8 @@ class Force:
     Subclasses implement ``f(q)`` (the force on config ``q``) and its derivatives
     ``f_dq(q, q1)``, ``f_ddq(q, dq1)``, ``f_du(q, u1)`` and the second derivatives
     ``f_dqdq``, ``f_ddqdq``, ``f_ddqddq``, ``f_dudq``, ``f_duddq``, ``f_dudu``.
-    The integrator uses the whole-array forms ``_f_vector()`` (nQ,), ``_f_dq_matrix()``,
-    ``_f_ddq_matrix()`` (nQ, nQ) and ``_f_du_matrix()`` (nQ, nu), indexed [output, input].
+    The integrator uses the whole-array forms ``f_array()`` (nQ,), ``f_dq_array()``,
+    ``f_ddq_array()`` (nQ, nQ) and ``f_du_array()`` (nQ, nu), indexed [output, input].
     """
 
     def __init__(self, system, name=None):
@@ -67,7 +67,7 @@ class Force:
         raise abstract(self, 'f_dudu')
 
     # whole-array forms
-    def _f_vector(self):
+    def f_array(self):
         return np.array([self.f(c) for c in self._system.configs], dtype=float)
 
     def _matrix(self, method, cols):
@@ -75,13 +75,13 @@ class Force:
         return np.array([[method(a, b) for b in cols] for a in configs],
                         dtype=float).reshape(len(configs), len(cols))
 
-    def _f_dq_matrix(self):
+    def f_dq_array(self):
         return self._matrix(self.f_dq, self._system.configs)
 
-    def _f_ddq_matrix(self):
+    def f_ddq_array(self):
         return self._matrix(self.f_ddq, self._system.configs)
 
-    def _f_du_matrix(self):
+    def f_du_array(self):
         return self._matrix(self.f_du, self._system.inputs)
 
     def _tensor(self, method, cols1, cols2):
@@ -90,27 +90,27 @@ class Force:
                         dtype=float).reshape(len(configs), len(cols1), len(cols2))
 
     # second derivatives, (nQ, n1, n2) indexed [output, input1, input2]
-    def _f_dqdq_tensor(self):
+    def f_dqdq_array(self):
         c = self._system.configs
         return self._tensor(self.f_dqdq, c, c)
 
-    def _f_ddqdq_tensor(self):
+    def f_ddqdq_array(self):
         c = self._system.configs
         return self._tensor(self.f_ddqdq, c, c)
 
-    def _f_ddqddq_tensor(self):
+    def f_ddqddq_array(self):
         c = self._system.configs
         return self._tensor(self.f_ddqddq, c, c)
 
-    def _f_dudq_tensor(self):
+    def f_dudq_array(self):
         s = self._system
         return self._tensor(self.f_dudq, s.inputs, s.configs)
 
-    def _f_duddq_tensor(self):
+    def f_duddq_array(self):
         s = self._system
         return self._tensor(self.f_duddq, s.inputs, s.configs)
 
-    def _f_dudu_tensor(self):
+    def f_dudu_array(self):
         s = self._system
         return self._tensor(self.f_dudu, s.inputs, s.inputs)
 
@@ -210,17 +210,17 @@ class AffineForce(Force):
     def _zeros3(self, n1, n2):
         return np.zeros((self._system.nQ, n1, n2))
 
-    def _f_dqdq_tensor(self):
+    def f_dqdq_array(self):
         n = self._system.nQ
         return self._zeros3(n, n)
 
-    _f_ddqdq_tensor = _f_dqdq_tensor
-    _f_ddqddq_tensor = _f_dqdq_tensor
+    f_ddqdq_array = f_dqdq_array
+    f_ddqddq_array = f_dqdq_array
 
-    def _f_dudq_tensor(self):
+    def f_dudq_array(self):
         return self._zeros3(self._system.nu, self._system.nQ)
 
-    _f_duddq_tensor = _f_dudq_tensor
+    f_duddq_array = f_dudq_array
 
-    def _f_dudu_tensor(self):
+    def f_dudu_array(self):
         return self._zeros3(self._system.nu, self._system.nu)

@@ -1,12 +1,14 @@
 """The compiled structure of a System: stacked arrays the kernels run on.
 
 A :class:`Model` is rebuilt whenever the System's structure changes (frames, configs,
-masses, constant transforms); it never holds state.  The state (q, dq, u, t) lives in the
-System's arrays, and results for one state are cached separately.
+masses, gravity); it never holds state.  A state (q, dq, ddq, u, t) and the results
+computed for it live in a :class:`~ros_vi.mechanics.data.Data` (``model.create_data()``);
+the functions of :mod:`ros_vi.mechanics.dynamics` take ``(model, data)``.
 """
 import numpy as np
 
 from . import kernel
+from .data import Data
 from .frame import CONST_SE3, WORLD, _KIND
 
 
@@ -21,10 +23,12 @@ class Model:
     fjoint (nf,) int: nearest config driving the frame or an ancestor (-1: world-fixed),
     cframe (nq,) int, cparent (nq,) int, corder (nj,) int (configs with frames, parents first),
     anc (nq, nq) bool: ``anc[a, b]`` a drives an ancestor-or-self frame of b's frame,
-    frame_anc (nf, nq) bool: config c moves frame f, cdepth (nq,) int.
+    frame_anc (nf, nq) bool: config c moves frame f, cdepth (nq,) int,
+    gravity (3,) [m/s^2]: the gravity the kernel evaluates (sum of the Gravity potentials),
+    nf, nq, nd (dynamic configs), nu (inputs).
     """
 
-    def __init__(self, frames, configs):
+    def __init__(self, frames, configs, nd, nu, gravity):
         nf = len(frames)
         nq = len(configs)
         index = {id(f): i for i, f in enumerate(frames)}
@@ -74,7 +78,12 @@ class Model:
         self.anc = np.zeros((nq, nq), dtype=np.bool_)
         for c in corder:
             self.anc[:, c] = self.frame_anc[self.cframe[c]]
-        self.nf, self.nq = nf, nq
+        self.nf, self.nq, self.nd, self.nu = nf, nq, int(nd), int(nu)
+        self.gravity = np.array(gravity, dtype=float)
+
+    def create_data(self):
+        """A new :class:`Data` (zero state) sized for this model."""
+        return Data(self.nq, self.nu)
 
     def update_constants(self, frames):
         """Refresh constant transform parameters in place (no structural change)."""

@@ -9,9 +9,13 @@ class Potential:
 
     Subclasses implement ``V()``, ``V_dq(q1)``, ``V_dqdq(q1, q2)`` and ``V_dqdqdq(q1, q2, q3)``
     at the system's current state.  The integrator uses the whole-vector forms
-    ``_V_dq_vector()`` (nQ,) and ``_V_dqdq_matrix()`` (nQ, nQ); built-in potentials override
+    ``V_dq_array()`` (nQ,) and ``V_dqdq_array()`` (nQ, nQ); built-in potentials override
     them with vectorised code, user potentials get them from the per-config methods.
     """
+
+    #: Uniform gravity (3,) [m/s^2] that this potential adds to the compiled kernel, or None
+    #: for a potential evaluated by its own methods (all but :class:`Gravity`).
+    kernel_gravity = None
 
     def __init__(self, system, name=None):
         self._system = system
@@ -45,15 +49,15 @@ class Potential:
         """d^3V / dq1 dq2 dq3."""
         raise abstract(self, 'V_dqdqdq')
 
-    def _V_dq_vector(self):
+    def V_dq_array(self):
         return np.array([self.V_dq(c) for c in self._system.configs], dtype=float)
 
-    def _V_dqdq_matrix(self):
+    def V_dqdq_array(self):
         configs = self._system.configs
         return np.array([[self.V_dqdq(a, b) for b in configs] for a in configs],
                         dtype=float).reshape(len(configs), len(configs))
 
-    def _V_dqdqdq_tensor(self):
+    def V_dqdqdq_array(self):
         """Third derivatives (nQ, nQ, nQ); used by the integrator's second derivatives."""
         c = self._system.configs
         n = len(c)

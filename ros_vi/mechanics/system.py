@@ -1,32 +1,23 @@
 """System: a mechanical system in generalized coordinates (trep's ``System``)."""
+import contextlib
+
 import numpy as np
 import scipy.linalg
 import scipy.optimize
 
 from ._derivcheck import check
+from . import dynamics
 from .config import Config, Input
+from .data import Cache, Data
 from .frame import WORLD, Frame
 from .model import Model
 
 
-class _State:
-    """Results cached for one state of the System (a fresh one replaces it on any change).
+def resolve(identifier, kind, items, what):
+    """The one lookup rule for every name/index/object argument (trep's): an index gives
+    ``items[index]``, a name the item of that name, an object of ``kind`` itself.
 
-    Class attributes are the empty defaults, so creating one costs no __init__.
-    """
-    kin = None       # (R, P, S)
-    terms = None     # full kernel output (Lq, Lv, M, Lvq, Lqq, T, Vg)
-    first = None     # (Lq, Lv, T, Vg)
-    extras = None    # aggregated non-kernel potentials/forces
-    dyn = None       # (ddqd, lambda)
-    dyn1 = None      # first derivatives of the dynamics
-    third = None     # third partials of L
-    force2 = None    # second derivatives of the forces
-    dyn2 = None      # second derivatives of the dynamics
-
-
-def _identify(identifier, kind, items, what):
-    """trep's lookup rule: index -> item, name -> item, object -> itself."""
+    Raises IndexError, KeyError (listing the known names) or TypeError naming ``what``."""
     if isinstance(identifier, kind):
         return identifier
     if isinstance(identifier, (bool, np.bool_)):
@@ -77,12 +68,7 @@ class System:
         self._hold = 0
         self._dirty = True
         self._model = None
-        self._q = np.zeros(0)
-        self._dq = np.zeros(0)
-        self._ddq = np.zeros(0)
-        self._u = np.zeros(0)
-        self._t = 0.0
-        self._cache = _State()
+        self._data = Data(0, 0)
         self._param_version = 0   # bumped when built-in parameters or constants change
         self._hold = 1
         self._world = Frame(self, WORLD, name='World')
@@ -133,12 +119,19 @@ class System:
     def _parameters_changed(self):
         """A built-in parameter (spring constant, damping, ...) changed."""
         self._param_version += 1
-        self._cache = _State()
+        self._data.invalidate()
+
+    @property
+    def parameter_version(self):
+        """A counter bumped whenever a built-in parameter (spring constant, damping,
+        gravity, a constant transform) or the structure changes: compiled steppers that
+        copy parameters compare it to know when to copy again."""
+        return self._param_version
 
     def _structure_changed(self):
         self._param_version += 1
         self._dirty = True
-        self._cache = _State()
+        self._data.invalidate()
         if self._hold == 0:
             self._update_structure()
 
@@ -170,13 +163,17 @@ class System:
                 if 0 <= j < arr.shape[0]:
                     new[i] = arr[j]
             return new
+        old = self._data
+        data = Data(len(configs), len(self._inputs_list))
         prev = {id(c): c._index for c in self._configs_list}
-        self._q = carry(self._q, len(configs), configs, lambda c: prev[id(c)])
-        self._dq = carry(self._dq, len(configs), configs, lambda c: prev[id(c)])
-        self._ddq = carry(self._ddq, len(configs), configs, lambda c: prev[id(c)])
+        data.q = carry(old.q, len(configs), configs, lambda c: prev[id(c)])
+        data.dq = carry(old.dq, len(configs), configs, lambda c: prev[id(c)])
+        data.ddq = carry(old.ddq, len(configs), configs, lambda c: prev[id(c)])
         prev_u = {id(u): u._index for u in self._inputs_list}
-        self._u = carry(self._u, len(self._inputs_list), self._inputs_list,
-                        lambda u: prev_u[id(u)])
+        data.u = carry(old.u, len(self._inputs_list), self._inputs_list,
+                       lambda u: prev_u[id(u)])
+        data.t = old.t
+        self._data = data
         for i, c in enumerate(configs):
             c._index = i
             c._k_index = i - len(dyn) if c._kinematic else -1
@@ -189,12 +186,11 @@ class System:
         self._configs_list = configs
         self._dyn = tuple(dyn)
         self._kin = tuple(kin)
-        self._model = Model(frames, configs)
-        self._cache = _State()
-        self._gvec = np.zeros(3)
+        gravity = np.zeros(3)
         for pot in self._potentials:
-            if getattr(pot, '_kernel_gravity', None) is not None:
-                self._gvec = self._gvec + pot._kernel_gravity
+            if pot.kernel_gravity is not None:
+                gravity = gravity + pot.kernel_gravity
+        self._model = Model(frames, configs, len(dyn), len(self._inputs_list), gravity)
         for func in list(self._structure_funcs):
             func()
         for obj in self._potentials + self._forces + self._constraints:
@@ -276,29 +272,29 @@ class System:
 
     def get_frame(self, identifier):
         """Frame by index, name or object (IndexError / KeyError / TypeError)."""
-        return _identify(identifier, Frame, self.frames, 'frame')
+        return resolve(identifier, Frame, self.frames, 'frame')
 
     def get_config(self, identifier):
         """Config by index, name or object (IndexError / KeyError / TypeError)."""
         if isinstance(identifier, Config):      # no structure update needed (works on hold)
             return identifier
-        return _identify(identifier, Config, self.configs, 'config')
+        return resolve(identifier, Config, self.configs, 'config')
 
     def get_input(self, identifier):
         """Input by index, name or object (IndexError / KeyError / TypeError)."""
-        return _identify(identifier, Input, self.inputs, 'input')
+        return resolve(identifier, Input, self.inputs, 'input')
 
     def get_potential(self, identifier):
         from .potential import Potential
-        return _identify(identifier, Potential, self.potentials, 'potential')
+        return resolve(identifier, Potential, self.potentials, 'potential')
 
     def get_force(self, identifier):
         from .force import Force
-        return _identify(identifier, Force, self.forces, 'force')
+        return resolve(identifier, Force, self.forces, 'force')
 
     def get_constraint(self, identifier):
         from .constraint import Constraint
-        return _identify(identifier, Constraint, self.constraints, 'constraint')
+        return resolve(identifier, Constraint, self.constraints, 'constraint')
 
     def import_frames(self, children):
         """Add a frame definition tree to the world frame (see :meth:`Frame.import_frames`)."""
@@ -313,7 +309,7 @@ class System:
 
     # ------------------------------------------------------------------ state
     def _invalidate(self):
-        self._cache = _State()
+        self._data.invalidate()
 
     def _set_component(self, attr, index, value, who):
         value = float(value)
@@ -352,11 +348,11 @@ class System:
     @property
     def t(self):
         """Current time [s]."""
-        return self._t
+        return self._data.t
 
     @t.setter
     def t(self, value):
-        self._t = float(value)
+        self._data.t = float(value)
         self._invalidate()
 
     def _vec_prop(attr, part, doc):
@@ -409,61 +405,73 @@ class System:
         if t is not None:
             self.t = t
 
-    def _set_arrays(self, q, dq, u=None, t=None):
-        """Hot-path state setter: trusted arrays of the right size, no checks."""
-        self._q[:] = q
-        self._dq[:] = dq
-        if u is not None:
-            self._u[:] = u
-        if t is not None:
-            self._t = t
-        self._cache = _State()
-
-    # ------------------------------------------------------------------ cached terms
-    def _kinematics(self):
+    # ------------------------------------------------------------------ model and data
+    @property
+    def model(self):
+        """The compiled :class:`~ros_vi.mechanics.model.Model` (rebuilt when the structure
+        changes; read only)."""
         self._ensure_structure()
-        c = self._cache
-        if c.kin is None:
-            c.kin = self._model.kinematics(self._q)
-        return c.kin
+        return self._model
+
+    @property
+    def data(self):
+        """The System's own :class:`~ros_vi.mechanics.data.Data`: the state that ``q``,
+        ``dq``, ``u``, ``t``, the Config attributes and every trep method read and write.
+
+        The rule for who moves it: trep's authoring API (setters, ``f()``,
+        ``satisfy_constraints``...) and the System's own :class:`MidpointVI` do; after a
+        ``step`` it holds the midpoint of that step, as trep leaves it (q = (q1 + q2)/2,
+        dq = (q2 - q1)/dt, u = u1, t = (t1 + t2)/2).  Anything else (a controller, a
+        linearisation, a simulation's outputs, a rollout) evaluates on its own
+        ``model.create_data()`` and never moves this one."""
+        self._ensure_structure()
+        return self._data
+
+    @contextlib.contextmanager
+    def evaluate_at(self, data):
+        """Within the block, every method of the System and its components reads ``data``
+        (a Data of this System's model) instead of the System's own state, which is left
+        untouched.  For users of the full trep API (energies with all potentials, ``f()``,
+        constraints) on a state of their own::
+
+            data = system.model.create_data()
+            data.set(q, v)
+            with system.evaluate_at(data):
+                E = system.total_energy()
+        """
+        model = self.model
+        if data.q.shape != (model.nq,) or data.u.shape != (model.nu,):
+            raise ValueError('evaluate_at: data has %d configs and %d inputs, the system %d '
+                             'and %d' % (data.q.shape[0], data.u.shape[0], model.nq, model.nu))
+        own = self._data
+        self._data = data
+        try:
+            yield data
+        finally:
+            self._data = own
+
+    # state arrays of the System's Data, for the System's own components
+    _q = property(lambda self: self._data.q)
+    _dq = property(lambda self: self._data.dq)
+    _ddq = property(lambda self: self._data.ddq)
+    _u = property(lambda self: self._data.u)
+    _cache = property(lambda self: self._data.cache)
+
+    @property
+    def general_potentials(self):
+        """Potentials evaluated by their own methods, not by the compiled kernel (tuple)."""
+        return tuple(p for p in self._potentials if p.kernel_gravity is None)
+
+    def _kinematics(self):
+        return dynamics.kinematics(self.model, self._data)
 
     def _terms(self):
-        self._ensure_structure()
-        c = self._cache
-        if c.terms is None:
-            c.terms = self._model.lagrangian_terms(self._gvec, self._q, self._dq)
-        return c.terms
-
-    def _general_potentials(self):
-        return [p for p in self._potentials if getattr(p, '_kernel_gravity', None) is None]
-
-    def _extras(self):
-        """Sums over non-kernel potentials and all forces at the current state.
-
-        Returns dict with V (float), V_dq (nq,), V_dqdq (nq, nq), F (nq,), F_dq (nq, nq),
-        F_ddq (nq, nq), F_du (nq, nu); force derivatives are indexed [output, input].
-        """
-        c = self._cache
-        if c.extras is None:
-            nq, nu = self.nQ, self.nu
-            e = {'V': 0.0, 'V_dq': np.zeros(nq), 'V_dqdq': np.zeros((nq, nq)),
-                 'F': np.zeros(nq), 'F_dq': np.zeros((nq, nq)), 'F_ddq': np.zeros((nq, nq)),
-                 'F_du': np.zeros((nq, nu))}
-            for pot in self._general_potentials():
-                e['V_dq'] += pot._V_dq_vector()
-                e['V_dqdq'] += pot._V_dqdq_matrix()
-            for force in self._forces:
-                e['F'] += force._f_vector()
-                e['F_dq'] += force._f_dq_matrix()
-                e['F_ddq'] += force._f_ddq_matrix()
-                e['F_du'] += force._f_du_matrix()
-            c.extras = e
-        return c.extras
+        return dynamics.lagrangian_terms(self.model, self._data)
 
     # ------------------------------------------------------------------ energies and L
     def kinetic_energy(self):
         """Kinetic energy T = 1/2 dq^T M(q) dq [J] at the current state."""
-        return float(self._terms()[5])
+        return float(self._terms().T)
 
     def potential_energy(self):
         """Total potential energy V [J] of every potential at the current configuration."""
@@ -478,10 +486,10 @@ class System:
         return self.kinetic_energy() - self.potential_energy()
 
     def _L_dq_vector(self):
-        return self._terms()[0] - self._extras()['V_dq']
+        return self._terms().Lq - dynamics.applied_terms(self).V_dq
 
     def _L_dqdq_matrix(self):
-        return self._terms()[4] - self._extras()['V_dqdq']
+        return self._terms().Lqq - dynamics.applied_terms(self).V_dqdq
 
     def L_dq(self, q1):
         """dL/dq1 at the current state."""
@@ -489,7 +497,7 @@ class System:
 
     def L_ddq(self, dq1):
         """dL/d(dq1): the generalized momentum conjugate to ``dq1``."""
-        return float(self._terms()[1][self.get_config(dq1).index])
+        return float(self._terms().Lv[self.get_config(dq1).index])
 
     def L_dqdq(self, q1, q2):
         """d^2L / dq1 dq2."""
@@ -498,16 +506,16 @@ class System:
 
     def L_ddqdq(self, dq1, q2):
         """d^2L / d(dq1) dq2."""
-        return float(self._terms()[3][self.get_config(dq1).index, self.get_config(q2).index])
+        return float(self._terms().Lvq[self.get_config(dq1).index, self.get_config(q2).index])
 
     def L_ddqddq(self, dq1, dq2):
         """d^2L / d(dq1) d(dq2): an entry of the mass matrix."""
-        return float(self._terms()[2][self.get_config(dq1).index, self.get_config(dq2).index])
+        return float(self._terms().M[self.get_config(dq1).index, self.get_config(dq2).index])
 
     def _third(self, which, direction_q, index):
         """Complex-step derivative of a kernel second-order term along config ``index``.
 
-        ``which``: 2 (M), 3 (Lvq) or 4 (Lqq); ``direction_q`` True for d/dq, False for d/d(dq).
+        ``which``: 'M', 'Lvq' or 'Lqq'; ``direction_q`` True for d/dq, False for d/d(dq).
         Exact to rounding (no subtraction, so no truncation/cancellation trade-off).
         """
         h = 1e-30
@@ -517,91 +525,41 @@ class System:
             q[index] += 1j * h
         else:
             dq[index] += 1j * h
-        out = self._model.lagrangian_terms(self._gvec.astype(complex), q, dq)
-        return out[which].imag / h
-
-    def _lagrangian_third(self):
-        """All third partials of L at the current state, each (nQ, nQ, nQ)::
-
-            Lqqq[a, b, c] = d3L/dq_a dq_b dq_c
-            Lqqv[a, b, c] = d3L/dq_a dq_b dv_c
-            Lqvv[a, b, c] = d3L/dq_a dv_b dv_c      (d3L/dv3 = 0: T is quadratic in v)
-
-        One complex-step evaluation of the kernel per config (exact to rounding), minus
-        the third derivatives of the non-kernel potentials.
-        """
-        c = self._cache
-        if getattr(c, 'third', None) is None:
-            n = self.nQ
-            h = 1e-30
-            Lqqq = np.zeros((n, n, n))
-            Lqqv = np.zeros((n, n, n))
-            Lqvv = np.zeros((n, n, n))
-            gvec = self._gvec.astype(complex)
-            dq = self._dq.astype(complex)
-            for k in range(n):
-                q = self._q.astype(complex)
-                q[k] += 1j * h
-                out = self._model.lagrangian_terms(gvec, q, dq)
-                dM, dLvq, dLqq = out[2].imag / h, out[3].imag / h, out[4].imag / h
-                Lqqq[:, :, k] = dLqq
-                # dLvq[a, b]/dq_k = d3L/dv_a dq_b dq_k
-                Lqqv[:, k, :] = dLvq.T
-                # dM[a, b]/dq_k = d3L/dv_a dv_b dq_k
-                Lqvv[k, :, :] = dM
-            for pot in self._general_potentials():
-                Lqqq -= pot._V_dqdqdq_tensor()
-            c.third = (Lqqq, Lqqv, Lqvv)
-        return c.third
-
-    def _force_second(self):
-        """Sums of the forces' second derivatives, dict of (nQ, n1, n2) [output, in1, in2]:
-        qq, vq (d dq_1, q_2), vv, uq, uv, uu."""
-        c = self._cache
-        if getattr(c, 'force2', None) is None:
-            n, nu = self.nQ, self.nu
-            out = {'qq': np.zeros((n, n, n)), 'vq': np.zeros((n, n, n)),
-                   'vv': np.zeros((n, n, n)), 'uq': np.zeros((n, nu, n)),
-                   'uv': np.zeros((n, nu, n)), 'uu': np.zeros((n, nu, nu))}
-            for f in self._forces:
-                out['qq'] += f._f_dqdq_tensor()
-                out['vq'] += f._f_ddqdq_tensor()
-                out['vv'] += f._f_ddqddq_tensor()
-                out['uq'] += f._f_dudq_tensor()
-                out['uv'] += f._f_duddq_tensor()
-                out['uu'] += f._f_dudu_tensor()
-            c.force2 = out
-        return c.force2
+        out = dynamics.LagrangianTerms(
+            *self.model.lagrangian_terms(self.model.gravity.astype(complex), q, dq))
+        return getattr(out, which).imag / h
 
     def L_dqdqdq(self, q1, q2, q3):
         """d^3L / dq1 dq2 dq3."""
         i, j, k = (self.get_config(x).index for x in (q1, q2, q3))
-        kin = self._third(4, True, k)[i, j]
+        kin = self._third('Lqq', True, k)[i, j]
         pot = sum(p.V_dqdqdq(self.configs[i], self.configs[j], self.configs[k])
-                  for p in self._general_potentials())
+                  for p in self.general_potentials)
         return float(kin - pot)
 
     def L_ddqdqdq(self, dq1, q2, q3):
         """d^3L / d(dq1) dq2 dq3."""
         i, j, k = (self.get_config(x).index for x in (dq1, q2, q3))
-        return float(self._third(3, True, k)[i, j])
+        return float(self._third('Lvq', True, k)[i, j])
 
     def L_ddqddqdq(self, dq1, dq2, q3):
         """d^3L / d(dq1) d(dq2) dq3 (a derivative of the mass matrix)."""
         i, j, k = (self.get_config(x).index for x in (dq1, dq2, q3))
-        return float(self._third(2, True, k)[i, j])
+        return float(self._third('M', True, k)[i, j])
 
     # ------------------------------------------------------------------ whole-array views
     def mass_matrix(self):
         """Mass matrix M(q) of the dynamic configs, (nQd, nQd) [kg, kg m, kg m^2]."""
         nd = self.nQd
-        return self._terms()[2][:nd, :nd].copy()
+        return self._terms().M[:nd, :nd].copy()
 
     def gravity_forces(self):
         """dV/dq of all potentials (gravity, springs, ...) for the dynamic configs, (nQd,)."""
         nd = self.nQd
-        Vg_q = -self._model.first_order(self._gvec, self._q, np.zeros_like(self._dq))[0]
-        return (Vg_q + self._extras()['V_dq'])[:nd].copy()
+        model = self.model
+        Vg_q = -dynamics.FirstOrderTerms(*model.first_order(
+            model.gravity, self._q, np.zeros_like(self._dq))).Lq
+        return (Vg_q + dynamics.applied_terms(self).V_dq)[:nd].copy()
 
     def bias_forces(self):
         """Coriolis, centrifugal and potential forces, (nQd,).
@@ -611,15 +569,11 @@ class System:
         """
         nd = self.nQd
         Lq, Lv, M, Lvq, Lqq, T, Vg = self._terms()
-        return (Lvq @ self._dq - Lq + self._extras()['V_dq'])[:nd].copy()
+        return (Lvq @ self._dq - Lq + dynamics.applied_terms(self).V_dq)[:nd].copy()
 
     def constraint_jacobian(self):
         """Dh(q), (nc, nQ)."""
-        nq = self.nQ
-        out = np.zeros((self.nc, nq))
-        for i, con in enumerate(self._constraints):
-            out[i] = con._h_dq_vector()
-        return out
+        return dynamics.constraint_jacobian(self)
 
     # ------------------------------------------------------------------ dynamics
     def _check_dynamic_masses(self, M):
@@ -634,7 +588,7 @@ class System:
     def _kkt(self):
         """The continuous-dynamics KKT matrix [[M_dd, Dh_d^T], [Dh_d, 0]] and its parts."""
         nd, nc = self.nQd, self.nc
-        M = self._terms()[2]
+        M = self._terms().M
         self._check_dynamic_masses(M)
         Dh = self.constraint_jacobian()
         A = np.zeros((nd + nc, nd + nc))
@@ -643,31 +597,24 @@ class System:
         A[nd:, :nd] = Dh[:, :nd]
         return A, Dh
 
-    def _constraint_hessians(self):
-        nq = self.nQ
-        H = np.zeros((self.nc, nq, nq))
-        for i, con in enumerate(self._constraints):
-            H[i] = con._h_dqdq_matrix()
-        return H
-
     def _solve_dynamics(self):
         c = self._cache
-        if c.dyn is None:
+        if c.dynamics is None:
             nd, nc = self.nQd, self.nc
             Lq, Lv, M, Lvq, Lqq, T, Vg = self._terms()
-            e = self._extras()
+            e = dynamics.applied_terms(self)
             A, Dh = self._kkt()
             dq = self._dq
             ddqk = self._ddq[nd:]
             b = np.zeros(nd + nc)
-            b[:nd] = (Lq - e['V_dq'] + e['F'] - Lvq @ dq)[:nd] - M[:nd, nd:] @ ddqk
+            b[:nd] = (Lq - e.V_dq + e.F - Lvq @ dq)[:nd] - M[:nd, nd:] @ ddqk
             if nc:
-                H = self._constraint_hessians()
+                H = dynamics.constraint_hessians(self)
                 b[nd:] = -Dh[:, nd:] @ ddqk - np.einsum('i,cij,j->c', dq, H, dq)
             z = scipy.linalg.solve(A, b, assume_a='sym') if nd + nc else b
-            c.dyn = (z[:nd].copy(), z[nd:].copy())
+            c.dynamics = (z[:nd].copy(), z[nd:].copy())
             self._ddq[:nd] = z[:nd]
-        return c.dyn
+        return c.dynamics
 
     def f(self, q=None):
         """Continuous dynamics: accelerations of the dynamic configs, (nQd,).
@@ -694,10 +641,10 @@ class System:
     def _dynamics_derivatives(self):
         """d[ddq_d, lambda]/d(q, dq, ddq_k, u) by the implicit function theorem."""
         c = self._cache
-        if c.dyn1 is None:
+        if c.dynamics1 is None:
             nd, nc, nq, nu = self.nQd, self.nc, self.nQ, self.nu
             ddqd, lam = self._solve_dynamics()
-            e = self._extras()
+            e = dynamics.applied_terms(self)
             A, Dh = self._kkt()
             qdd = self._ddq.copy()
             qdd[:nd] = ddqd
@@ -709,34 +656,32 @@ class System:
             # and one complex-step evaluation of the kernel gives D of every term exactly.
             hstep = 1e-30
             Lq, Lv, M, Lvq, Lqq, T, Vg = self._terms()
-            out = self._model.lagrangian_terms(
-                self._gvec.astype(complex), self._q + 1j * hstep * dq,
-                dq + 1j * hstep * qdd)
-            DM, DLvq = out[2].imag / hstep, out[3].imag / hstep
+            out = dynamics.LagrangianTerms(*self.model.lagrangian_terms(
+                self.model.gravity.astype(complex), self._q + 1j * hstep * dq,
+                dq + 1j * hstep * qdd))
+            DM, DLvq = out.M.imag / hstep, out.Lvq.imag / hstep
             E_q = np.zeros((nd + nc, nq))
             E_dq = np.zeros((nd + nc, nq))
-            H = self._constraint_hessians() if nc else np.zeros((0, nq, nq))
+            H = dynamics.constraint_hessians(self) if nc else np.zeros((0, nq, nq))
             E_q[:nd] = (DLvq - Lqq)[:nd]
             E_dq[:nd] = (Lvq - Lvq.T + DM)[:nd]
-            E_q[:nd] += e['V_dqdq'][:nd] - e['F_dq'][:nd]
-            E_dq[:nd] += -e['F_ddq'][:nd]
+            E_q[:nd] += e.V_dqdq[:nd] - e.F_dq[:nd]
+            E_dq[:nd] += -e.F_ddq[:nd]
             if nc:
                 E_q[:nd] += np.einsum('c,cij->ij', lam, H)[:nd]
-                H3 = np.zeros((nc, nq, nq, nq))
-                for ci, con in enumerate(self._constraints):
-                    H3[ci] = con._h_dqdqdq_tensor()
+                H3 = dynamics.constraint_third_derivatives(self)
                 E_q[nd:] = np.einsum('cij,j->ci', H, qdd) + np.einsum('cijk,j,k->ci', H3, dq, dq)
                 E_dq[nd:] = 2.0 * np.einsum('cij,j->ci', H, dq)
-            M = self._terms()[2]
+            M = self._terms().M
             E_k = np.zeros((nd + nc, nq - nd))
             E_k[:nd] = M[:nd, nd:]
             E_k[nd:] = Dh[:, nd:]
             E_u = np.zeros((nd + nc, nu))
-            E_u[:nd] = -e['F_du'][:nd]
+            E_u[:nd] = -e.F_du[:nd]
             lu = scipy.linalg.lu_factor(A)
-            c.dyn1 = {k: -scipy.linalg.lu_solve(lu, v)
-                      for k, v in (('dq', E_q), ('ddq', E_dq), ('dddk', E_k), ('du', E_u))}
-        return c.dyn1
+            c.dynamics1 = {k: -scipy.linalg.lu_solve(lu, v)
+                           for k, v in (('dq', E_q), ('ddq', E_dq), ('dddk', E_k), ('du', E_u))}
+        return c.dynamics1
 
     def _dyn_row(self, q):
         config = self.get_config(q)
@@ -820,14 +765,14 @@ class System:
         Returns dict of arrays indexed [input1, input2, output (nd + nc)].
         """
         c = self._cache
-        if getattr(c, 'dyn2', None) is None:
+        if c.dynamics2 is None:
             state = (self._q.copy(), self._dq.copy(), self._u.copy())
 
             def first_at(attr, i, delta):
                 arr = getattr(self, attr)
                 base = arr[i]
                 arr[i] = base + delta
-                self._cache = _State()
+                self._data.cache = Cache()
                 out = self._dynamics_derivatives()
                 arr[i] = base
                 return out
@@ -852,11 +797,11 @@ class System:
             ddq_ = derivative('_dq', nq, ('ddq', 'du'))
             du_ = derivative('_u', nu, ('du',))
             self._q[:], self._dq[:], self._u[:] = state
-            self._cache = c
-            c.dyn2 = {'dqdq': dq_['dq'], 'ddqdq': dq_['ddq'], 'dddkdq': dq_['dddk'],
-                      'dudq': dq_['du'], 'ddqddq': ddq_['ddq'], 'duddq': ddq_['du'],
-                      'dudu': du_['du']}
-        return c.dyn2
+            self._data.cache = c
+            c.dynamics2 = {'dqdq': dq_['dq'], 'ddqdq': dq_['ddq'], 'dddkdq': dq_['dddk'],
+                           'dudq': dq_['du'], 'ddqddq': ddq_['ddq'], 'duddq': ddq_['du'],
+                           'dudu': du_['du']}
+        return c.dynamics2
 
     def _pick3(self, key, out_lambda, out, id1, kind1, id2, kind2):
         arr = self._dynamics_second()[key]
@@ -941,9 +886,6 @@ class System:
         return self._pick3('dudu', True, constraint, u1, 'input', u2, 'input')
 
     # ------------------------------------------------------------------ constraints
-    def _constraint_values(self):
-        return np.array([con.h() for con in self._constraints])
-
     def _optimize_configs(self, objective, tolerance, verbose, keep_kinematic, constant_q_list,
                           what, hessian=None):
         self._ensure_structure()
@@ -970,7 +912,7 @@ class System:
 
         def cons(x):
             set_free(x)
-            return self._constraint_values()
+            return dynamics.constraint_values(self)
 
         def cons_jac(x):
             set_free(x)
@@ -1002,17 +944,17 @@ class System:
         if self.nc:
             # polish onto the constraint manifold with Gauss-Newton (minimum-norm steps)
             for _ in range(50):
-                h = self._constraint_values()
+                h = dynamics.constraint_values(self)
                 if np.abs(h).max() <= tolerance:
                     break
                 J = self.constraint_jacobian()[:, free]
                 step = np.linalg.lstsq(J, -h, rcond=None)[0]
                 set_free(self._q[free] + step)
-        if self.nc and np.abs(self._constraint_values()).max() > max(tolerance, 1e-9):
+        if self.nc and np.abs(dynamics.constraint_values(self)).max() > max(tolerance, 1e-9):
             self._q[:] = q0
             self._invalidate()
             raise RuntimeError('%s failed: constraints not satisfied (|h| = %g; %s)'
-                               % (what, np.abs(self._constraint_values()).max(), res.message))
+                               % (what, np.abs(dynamics.constraint_values(self)).max(), res.message))
         return self.q
 
     def satisfy_constraints(self, tolerance=1e-10, verbose=False, keep_kinematic=False,

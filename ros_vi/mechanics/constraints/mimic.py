@@ -55,16 +55,16 @@ class Mimic(Constraint):
     def h_dqdqdqdq(self, q1, q2, q3, q4):
         return 0.0
 
-    def _h_dq_vector(self):
+    def h_dq_array(self):
         out = np.zeros(self._system.nQ)
         out[self._config.index] = 1.0
         out[self._reference.index] -= self.multiplier
         return out
 
-    def _h_dqdq_matrix(self):
+    def h_dqdq_array(self):
         n = self._system.nQ
         return np.zeros((n, n))
 
-    def _h_dqdqdq_tensor(self):
+    def h_dqdqdq_array(self):
         n = self._system.nQ
         return np.zeros((n, n, n))

@@ -233,13 +233,13 @@ class _FrameConstraint(Constraint):
         i, j, k = (s.get_config(c).index for c in (q1, q2, q3))
         return float(self._derivs(3)[3][i, j, k])
 
-    def _h_dq_vector(self):
+    def h_dq_array(self):
         return self._derivs(1)[1].copy()
 
-    def _h_dqdq_matrix(self):
+    def h_dqdq_array(self):
         return self._derivs(2)[2].copy()
 
-    def _h_dqdqdq_tensor(self):
+    def h_dqdqdq_array(self):
         return self._derivs(3)[3].copy()
 
     def get_actual_distance(self):

@@ -42,18 +42,18 @@ class ConfigForce(AffineForce):
             return 1.0
         return 0.0
 
-    def _f_vector(self):
+    def f_array(self):
         out = np.zeros(self._system.nQ)
         out[self._config.index] = self._system._u[self._finput.index]
         return out
 
-    def _f_dq_matrix(self):
+    def f_dq_array(self):
         n = self._system.nQ
         return np.zeros((n, n))
 
-    _f_ddq_matrix = _f_dq_matrix
+    f_ddq_array = f_dq_array
 
-    def _f_du_matrix(self):
+    def f_du_array(self):
         out = np.zeros((self._system.nQ, self._system.nu))
         out[self._config.index, self._finput.index] = 1.0
         return out

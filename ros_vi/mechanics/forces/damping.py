@@ -69,15 +69,15 @@ class Damping(AffineForce):
     def f_du(self, q, u1):
         return 0.0
 
-    def _f_vector(self):
+    def f_array(self):
         return -self._c * self._system._dq
 
-    def _f_dq_matrix(self):
+    def f_dq_array(self):
         n = self._system.nQ
         return np.zeros((n, n))
 
-    def _f_ddq_matrix(self):
+    def f_ddq_array(self):
         return np.diag(-self._c)
 
-    def _f_du_matrix(self):
+    def f_du_array(self):
         return np.zeros((self._system.nQ, self._system.nu))

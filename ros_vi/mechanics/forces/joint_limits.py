@@ -153,22 +153,22 @@ class JointLimits(Force):
     def f_dudu(self, q, u1, u2):
         return 0.0
 
-    def _f_vector(self):
+    def f_array(self):
         out = np.zeros(self._system.nQ)
         np.add.at(out, self._idx, self._terms()[0])
         return out
 
-    def _f_dq_matrix(self):
+    def f_dq_array(self):
         n = self._system.nQ
         out = np.zeros((n, n))
         np.add.at(out, (self._idx, self._idx), self._terms()[1])
         return out
 
-    def _f_ddq_matrix(self):
+    def f_ddq_array(self):
         n = self._system.nQ
         out = np.zeros((n, n))
         np.add.at(out, (self._idx, self._idx), self._terms()[2])
         return out
 
-    def _f_du_matrix(self):
+    def f_du_array(self):
         return np.zeros((self._system.nQ, self._system.nu))

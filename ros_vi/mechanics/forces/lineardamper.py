@@ -132,14 +132,14 @@ class LinearDamper(Force):
         return self._u(u1)
 
     # ------------------------------------------------------------------ whole arrays
-    def _f_vector(self):
+    def f_array(self):
         return self._arrays(1)[0].copy()
 
-    def _f_dq_matrix(self):
+    def f_dq_array(self):
         return self._arrays(1)[1].copy()
 
-    def _f_ddq_matrix(self):
+    def f_ddq_array(self):
         return self._arrays(1)[2].copy()
 
-    def _f_du_matrix(self):
+    def f_du_array(self):
         return np.zeros((self._system.nQ, self._system.nu))

@@ -188,17 +188,17 @@ class _Wrench(Force):
         return 0.0
 
     # ------------------------------------------------------------------ whole arrays
-    def _f_vector(self):
+    def f_array(self):
         return self._tw(0) @ self._values()
 
-    def _f_dq_matrix(self):
+    def f_dq_array(self):
         return self._tw(1) @ self._values()
 
-    def _f_ddq_matrix(self):
+    def f_ddq_array(self):
         n = self._system.nQ
         return np.zeros((n, n))
 
-    def _f_du_matrix(self):
+    def f_du_array(self):
         s = self._system
         out = np.zeros((s.nQ, s.nu))
         tw = None

@@ -68,18 +68,18 @@ class ConfigSpring(Potential):
     def V_dqdqdq(self, q1, q2, q3):
         return 0.0
 
-    def _V_dq_vector(self):
+    def V_dq_array(self):
         out = np.zeros(self._system.nQ)
         out[self._config.index] = self.V_dq(self._config)
         return out
 
-    def _V_dqdq_matrix(self):
+    def V_dqdq_array(self):
         n = self._system.nQ
         out = np.zeros((n, n))
         i = self._config.index
         out[i, i] = self._k
         return out
 
-    def _V_dqdqdq_tensor(self):
+    def V_dqdqdq_array(self):
         n = self._system.nQ
         return np.zeros((n, n, n))

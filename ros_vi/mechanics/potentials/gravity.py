@@ -18,7 +18,7 @@ class Gravity(Potential):
     """
 
     def __init__(self, system, gravity=(0.0, 0.0, -9.8), name=None):
-        self._kernel_gravity = self._check(gravity)
+        self._g = self._check(gravity)
         Potential.__init__(self, system, name)
 
     @staticmethod
@@ -29,27 +29,32 @@ class Gravity(Potential):
         return g
 
     def __repr__(self):
-        return '<Gravity %f %f %f>' % tuple(self._kernel_gravity)
+        return '<Gravity %f %f %f>' % tuple(self._g)
 
     @property
     def gravity(self):
         """Gravity vector (3,) [m/s^2]."""
-        return self._kernel_gravity.copy()
+        return self._g.copy()
 
     @gravity.setter
     def gravity(self, value):
-        self._kernel_gravity = self._check(value)
+        self._g = self._check(value)
         self._system._structure_changed()
+
+    @property
+    def kernel_gravity(self):
+        """Gravity is evaluated by the compiled kernel: its vector (3,) [m/s^2]."""
+        return self._g
 
     def V(self):
         R, P, _ = self._system._kinematics()
         model = self._system._model
         mf = model.mass_frames
-        return float(-(model.mass[mf] * (P[mf] @ self._kernel_gravity)).sum())
+        return float(-(model.mass[mf] * (P[mf] @ self._g)).sum())
 
     def _sum_p(self, method, *configs):
         total = 0.0
-        g = self._kernel_gravity
+        g = self._g
         for frame in self._system.masses:
             total -= frame.mass * (g @ getattr(frame, method)(*configs)[:3])
         return float(total)

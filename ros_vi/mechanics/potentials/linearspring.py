@@ -129,8 +129,8 @@ class LinearSpring(Potential):
     def V_dqdqdq(self, q1, q2, q3):
         return float(self._derivs(3)[3][self._idx(q1), self._idx(q2), self._idx(q3)])
 
-    def _V_dq_vector(self):
+    def V_dq_array(self):
         return self._derivs(1)[1].copy()
 
-    def _V_dqdq_matrix(self):
+    def V_dqdq_array(self):
         return self._derivs(2)[2].copy()

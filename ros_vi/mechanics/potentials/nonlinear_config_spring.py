@@ -135,12 +135,12 @@ class NonlinearConfigSpring(Potential):
             return 0.0
         return float(self._m ** 2 * self._spline.ddy(self._s()))
 
-    def _V_dq_vector(self):
+    def V_dq_array(self):
         out = np.zeros(self._system.nQ)
         out[self._config.index] = self._spline.y(self._s())
         return out
 
-    def _V_dqdq_matrix(self):
+    def V_dqdq_array(self):
         n = self._system.nQ
         out = np.zeros((n, n))
         i = self._config.index
