@@ -9,14 +9,16 @@ Every other system uses the general path in :mod:`midpointvi`, which gives the s
 Why packed arrays: numba checks the type of every argument on each call (about 0.2 us per
 argument), so the model, parameters and per-step state travel in three flat arrays
 (ints ``I``, constants ``F``, step state/work ``W``) whose layout is fixed by the sizes in
-the header of ``I``.  See :func:`_layout` for the layout; it is the only place that defines it.
+the header of ``I``.  The named indices below and :func:`_layout` define that layout (a
+table in its docstring); nothing else does.
 """
 import numpy as np
+from numba import njit
 
 from ..mechanics import kernel
 from ..mechanics.forces.configforce import ConfigForce
 from ..mechanics.forces.damping import Damping
-from ..mechanics.kernel import first_order_into, njit, second_order_into
+from ..mechanics.kernel import first_order_into, second_order_into
 from ..mechanics.potentials.configspring import ConfigSpring
 from ..mechanics.potentials.gravity import Gravity
 
@@ -29,134 +31,249 @@ STALL_ACCEPT = np.sqrt(np.finfo(np.float64).eps)   # ... if the residual is this
                                                    # relative to its terms' size
 _H = 16              # header length of I
 
-# header fields of I
+# Header fields of I (indices into I): the sizes, then per-step inputs and results
 _NF, _NQ, _ND, _NU, _NJ, _NM, _NSP, _MAXIT, _NHIST, _STATUS, _ITERS = range(11)
+
+# Scalar slots at the start of W (indices into W): step length, tolerance, final residual
+# norm, end time of the step
+_DT, _TOL, _RNORM, _T2 = range(4)
+_NSCALAR = 4
+
+# Segments of the packed arrays (indices into the offsets ``o = _layout(I)``; the table in
+# :func:`_layout` gives each one's length and contents)
+(I_PARENT, I_KIND, I_FCFG, I_FJOINT, I_CFRAME, I_CPARENT, I_CORDER, I_MASS_FRAMES, I_ANC,
+ I_SP_IDX, I_IN_CFG, I_END,
+ F_VALUE, F_MASS, F_FIXEDR, F_FIXEDP, F_IB, F_GVEC, F_DAMPING, F_SP_K, F_SP_Q0, F_END,
+ W_Q1, W_P1, W_Q2, W_P2, W_U1, W_U_IN, W_K_IN, W_HIST, W_HIST_T, W_Q2N, W_P2N, W_QM, W_V,
+ W_R, W_P, W_S, W_VSP, W_VP, W_IC, W_H, W_G, W_LQ, W_LV, W_M, W_LVQ, W_LQQ, W_SU, W_SW,
+ W_SZ, W_SG, W_TMP, W_J, W_RES, W_FORCE, W_DLT, W_VEL, W_MD, W_ZERO, W_END) = range(61)
 
 
 @njit(cache=True)
 def _layout(I):
-    """Offsets into I, F and W from the sizes in I's header (shared by pack and step)."""
-    nf, nq, nd, nu, nj, nm, nsp = I[0], I[1], I[2], I[3], I[4], I[5], I[6]
-    o = np.empty(64, dtype=np.int64)
-    # I: parent, kind, fcfg, fjoint (nf each), cframe, cparent (nq), corder (nj),
-    #    mass_frames (nm), anc (nq*nq), sp_idx (nsp), in_cfg (nu)
-    o[0] = _H
-    o[1] = o[0] + nf
-    o[2] = o[1] + nf
-    o[3] = o[2] + nf
-    o[4] = o[3] + nf
-    o[5] = o[4] + nq
-    o[6] = o[5] + nq
-    o[7] = o[6] + nj
-    o[8] = o[7] + nm
-    o[9] = o[8] + nq * nq
-    o[10] = o[9] + nsp
-    o[11] = o[10] + nu            # end of I
-    # F: value, mass (nf), fixedR (9 nf), fixedp (3 nf), Ib (9 nf), gvec (3), damping (nq),
-    #    sp_k, sp_q0 (nsp)
-    o[12] = 0
-    o[13] = nf
-    o[14] = 2 * nf
-    o[15] = 11 * nf
-    o[16] = 14 * nf
-    o[17] = 23 * nf
-    o[18] = o[17] + 3
-    o[19] = o[18] + nq
-    o[20] = o[19] + nsp
-    o[21] = o[20] + nsp           # end of F
-    # W: dt, tol, rnorm, t2 | integrator state q1 (nq), p1 (nd), q2 (nq), p2 (nd), u1 (nu) |
-    #    inputs u_in (nu), k_in (nq - nd) | hist (HISTORY nq, oldest first), hist_t (HISTORY) |
-    #    work q2n (nq), p2n (nd), qm (nq), v (nq)
-    o[22] = 4
-    o[23] = o[22] + nq            # p1
-    o[24] = o[23] + nd            # q2
-    o[25] = o[24] + nq            # p2
-    o[26] = o[25] + nd            # u1
-    o[27] = o[26] + nu            # u_in
-    o[28] = o[27] + nu            # k_in
-    o[29] = o[28] + nq - nd       # hist
-    o[30] = o[29] + HISTORY * nq  # hist_t
-    o[31] = o[30] + HISTORY       # q2n
-    o[32] = o[31] + nq            # p2n
-    o[33] = o[32] + nd            # qm
-    o[34] = o[33] + nq            # v
-    # scratch for the kernels (so a step allocates nothing): R, P, S, V, Vp, Ic, h, G, Lq, Lv,
-    # M, Lvq, Lqq, u, w, z, gk, tmp, J, r, force, dlt, vel, Md, zero
-    sizes = (9 * nf, 3 * nf, 6 * nq, 6 * nq, 6 * nq, 36 * nq, 6 * nq, 36, nq, nq,
-             nq * nq, nq * nq, nq * nq, 6 * nq, 6 * nq, 6 * nq, 6 * nq, 18, nd * nd, nd, nd,
-             nq, nd, nd * nd, nq)
-    o[35] = o[34] + nq
-    for j in range(len(sizes)):
-        o[36 + j] = o[35 + j] + sizes[j]
-    return o                      # o[60]: end of W
+    """Offsets into I, F and W from the sizes in I's header (shared by pack and step).
+
+    Segment ``X`` of its array is ``A[o[X]:o[X'])`` with ``X'`` the next row below; the
+    ``*_END`` entries are the arrays' lengths.
+
+    ===  ===============  ============  ===================================================
+    A    X                length        contents
+    ===  ===============  ============  ===================================================
+    I    (header)         _H            sizes _NF.._NSP, then _MAXIT, _NHIST, _STATUS, _ITERS
+    I    I_PARENT         nf            Model.parent
+    I    I_KIND           nf            Model.kind
+    I    I_FCFG           nf            Model.fcfg
+    I    I_FJOINT         nf            Model.fjoint
+    I    I_CFRAME         nq            Model.cframe
+    I    I_CPARENT        nq            Model.cparent
+    I    I_CORDER         nj            Model.corder
+    I    I_MASS_FRAMES    nm            Model.mass_frames
+    I    I_ANC            nq * nq       Model.anc (row-major)
+    I    I_SP_IDX         nsp           config of each ConfigSpring
+    I    I_IN_CFG         nu            config each input drives (ConfigForce), else -1
+    I    I_END                          (length of I)
+    F    F_VALUE          nf            Model.value
+    F    F_MASS           nf            Model.mass
+    F    F_FIXEDR         9 nf          Model.fixedR
+    F    F_FIXEDP         3 nf          Model.fixedp
+    F    F_IB             9 nf          Model.Ib
+    F    F_GVEC           3             gravity
+    F    F_DAMPING        nq            summed Damping coefficients
+    F    F_SP_K           nsp           spring constants
+    F    F_SP_Q0          nsp           spring neutral positions
+    F    F_END                          (length of F)
+    W    (scalars)        _NSCALAR      _DT, _TOL, _RNORM, _T2
+    W    W_Q1             nq            integrator state: q1
+    W    W_P1             nd            p1
+    W    W_Q2             nq            q2 (a step starts from here)
+    W    W_P2             nd            p2
+    W    W_U1             nu            u1
+    W    W_U_IN           nu            inputs of the next step: u
+    W    W_K_IN           nq - nd       kinematic configs at its end
+    W    W_HIST           HISTORY nq    past configurations, oldest first
+    W    W_HIST_T         HISTORY       their times
+    W    W_Q2N            nq            the step's result: new q2
+    W    W_P2N            nd            new p2
+    W    W_QM             nq            midpoint configuration
+    W    W_V              nq            midpoint velocity
+    W    W_R .. W_ZERO                  kernel scratch (a step allocates nothing):
+         W_R              9 nf          R
+         W_P              3 nf          P
+         W_S              6 nq          S
+         W_VSP            6 nq          V
+         W_VP             6 nq          Vp
+         W_IC             36 nq         Ic
+         W_H              6 nq          h
+         W_G              36            G
+         W_LQ             nq            Lq
+         W_LV             nq            Lv
+         W_M              nq * nq       M
+         W_LVQ            nq * nq       Lvq
+         W_LQQ            nq * nq       Lqq
+         W_SU             6 nq          u (second_order_into)
+         W_SW             6 nq          w
+         W_SZ             6 nq          z
+         W_SG             6 nq          gk
+         W_TMP            18            tmp
+         W_J              nd * nd       Newton Jacobian
+         W_RES            nd            residual, then Newton update
+         W_FORCE          nd            generalized force
+         W_DLT            nq            increment q2 - q1
+         W_VEL            nd            predictor velocity
+         W_MD             nd * nd       predictor mass matrix
+         W_ZERO           nq            zero velocity
+    W    W_END                          (length of W)
+    ===  ===============  ============  ===================================================
+    """
+    nf, nq, nd, nu = I[_NF], I[_NQ], I[_ND], I[_NU]
+    nj, nm, nsp = I[_NJ], I[_NM], I[_NSP]
+    o = np.empty(W_END + 1, dtype=np.int64)
+    o[I_PARENT] = _H
+    o[I_KIND] = o[I_PARENT] + nf
+    o[I_FCFG] = o[I_KIND] + nf
+    o[I_FJOINT] = o[I_FCFG] + nf
+    o[I_CFRAME] = o[I_FJOINT] + nf
+    o[I_CPARENT] = o[I_CFRAME] + nq
+    o[I_CORDER] = o[I_CPARENT] + nq
+    o[I_MASS_FRAMES] = o[I_CORDER] + nj
+    o[I_ANC] = o[I_MASS_FRAMES] + nm
+    o[I_SP_IDX] = o[I_ANC] + nq * nq
+    o[I_IN_CFG] = o[I_SP_IDX] + nsp
+    o[I_END] = o[I_IN_CFG] + nu
+
+    o[F_VALUE] = 0
+    o[F_MASS] = o[F_VALUE] + nf
+    o[F_FIXEDR] = o[F_MASS] + nf
+    o[F_FIXEDP] = o[F_FIXEDR] + 9 * nf
+    o[F_IB] = o[F_FIXEDP] + 3 * nf
+    o[F_GVEC] = o[F_IB] + 9 * nf
+    o[F_DAMPING] = o[F_GVEC] + 3
+    o[F_SP_K] = o[F_DAMPING] + nq
+    o[F_SP_Q0] = o[F_SP_K] + nsp
+    o[F_END] = o[F_SP_Q0] + nsp
+
+    o[W_Q1] = _NSCALAR
+    o[W_P1] = o[W_Q1] + nq
+    o[W_Q2] = o[W_P1] + nd
+    o[W_P2] = o[W_Q2] + nq
+    o[W_U1] = o[W_P2] + nd
+    o[W_U_IN] = o[W_U1] + nu
+    o[W_K_IN] = o[W_U_IN] + nu
+    o[W_HIST] = o[W_K_IN] + nq - nd
+    o[W_HIST_T] = o[W_HIST] + HISTORY * nq
+    o[W_Q2N] = o[W_HIST_T] + HISTORY
+    o[W_P2N] = o[W_Q2N] + nq
+    o[W_QM] = o[W_P2N] + nd
+    o[W_V] = o[W_QM] + nq
+    o[W_R] = o[W_V] + nq
+    o[W_P] = o[W_R] + 9 * nf
+    o[W_S] = o[W_P] + 3 * nf
+    o[W_VSP] = o[W_S] + 6 * nq
+    o[W_VP] = o[W_VSP] + 6 * nq
+    o[W_IC] = o[W_VP] + 6 * nq
+    o[W_H] = o[W_IC] + 36 * nq
+    o[W_G] = o[W_H] + 6 * nq
+    o[W_LQ] = o[W_G] + 36
+    o[W_LV] = o[W_LQ] + nq
+    o[W_M] = o[W_LV] + nq
+    o[W_LVQ] = o[W_M] + nq * nq
+    o[W_LQQ] = o[W_LVQ] + nq * nq
+    o[W_SU] = o[W_LQQ] + nq * nq
+    o[W_SW] = o[W_SU] + 6 * nq
+    o[W_SZ] = o[W_SW] + 6 * nq
+    o[W_SG] = o[W_SZ] + 6 * nq
+    o[W_TMP] = o[W_SG] + 6 * nq
+    o[W_J] = o[W_TMP] + 18
+    o[W_RES] = o[W_J] + nd * nd
+    o[W_FORCE] = o[W_RES] + nd
+    o[W_DLT] = o[W_FORCE] + nd
+    o[W_VEL] = o[W_DLT] + nq
+    o[W_MD] = o[W_VEL] + nd
+    o[W_ZERO] = o[W_MD] + nd * nd
+    o[W_END] = o[W_ZERO] + nq
+    return o
 
 
 @njit(cache=True)
 def _model_views(I, F, o):
     """The model arrays and built-in parameters as views into the packed I and F."""
-    nf, nq = I[0], I[1]
-    return (I[o[0]:o[1]], I[o[1]:o[2]], F[o[12]:o[13]], I[o[2]:o[3]],
-            F[o[14]:o[15]].reshape((nf, 3, 3)), F[o[15]:o[16]].reshape((nf, 3)),
-            F[o[13]:o[14]], F[o[16]:o[17]].reshape((nf, 3, 3)), I[o[7]:o[8]], I[o[3]:o[4]],
-            I[o[4]:o[5]], I[o[5]:o[6]], I[o[6]:o[7]], I[o[8]:o[9]].reshape((nq, nq)),
-            F[o[17]:o[18]], F[o[18]:o[19]], I[o[9]:o[10]], F[o[19]:o[20]], F[o[20]:o[21]],
-            I[o[10]:o[11]])
+    nf, nq = I[_NF], I[_NQ]
+    return (I[o[I_PARENT]:o[I_KIND]],                          # parent
+            I[o[I_KIND]:o[I_FCFG]],                            # kind
+            F[o[F_VALUE]:o[F_MASS]],                           # value
+            I[o[I_FCFG]:o[I_FJOINT]],                          # fcfg
+            F[o[F_FIXEDR]:o[F_FIXEDP]].reshape((nf, 3, 3)),    # fixedR
+            F[o[F_FIXEDP]:o[F_IB]].reshape((nf, 3)),           # fixedp
+            F[o[F_MASS]:o[F_FIXEDR]],                          # mass
+            F[o[F_IB]:o[F_GVEC]].reshape((nf, 3, 3)),          # Ib
+            I[o[I_MASS_FRAMES]:o[I_ANC]],                      # mass_frames
+            I[o[I_FJOINT]:o[I_CFRAME]],                        # fjoint
+            I[o[I_CFRAME]:o[I_CPARENT]],                       # cframe
+            I[o[I_CPARENT]:o[I_CORDER]],                       # cparent
+            I[o[I_CORDER]:o[I_MASS_FRAMES]],                   # corder
+            I[o[I_ANC]:o[I_SP_IDX]].reshape((nq, nq)),         # anc
+            F[o[F_GVEC]:o[F_DAMPING]],                         # gvec
+            F[o[F_DAMPING]:o[F_SP_K]],                         # damping
+            I[o[I_SP_IDX]:o[I_IN_CFG]],                        # sp_idx
+            F[o[F_SP_K]:o[F_SP_Q0]],                           # sp_k
+            F[o[F_SP_Q0]:o[F_END]],                            # sp_q0
+            I[o[I_IN_CFG]:o[I_END]])                           # in_cfg
 
 
 @njit(cache=True)
 def step_packed(I, F, W):
     """One VI step from the packed state; results in W (q2, p2, qm, v) and I's header."""
     o = _layout(I)
-    nf, nq, nd, nu, nj, nm, nsp = I[0], I[1], I[2], I[3], I[4], I[5], I[6]
+    nf, nq, nd, nu, nsp = I[_NF], I[_NQ], I[_ND], I[_NU], I[_NSP]
     max_iter = I[_MAXIT]
     (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
      cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = _model_views(I, F, o)
-    dt, tol = W[0], W[1]
+    dt, tol = W[_DT], W[_TOL]
     # the step starts from the integrator's current state (q2, p2) ...
-    q1 = W[o[24]:o[25]]
-    p1 = W[o[25]:o[26]]
-    u1 = W[o[27]:o[28]]
-    k2 = W[o[28]:o[29]]
-    hist = W[o[29]:o[30]].reshape((HISTORY, nq))
-    hist_t = W[o[30]:o[31]]
+    q1 = W[o[W_Q2]:o[W_P2]]
+    p1 = W[o[W_P2]:o[W_U1]]
+    u1 = W[o[W_U_IN]:o[W_K_IN]]
+    k2 = W[o[W_K_IN]:o[W_HIST]]
+    hist = W[o[W_HIST]:o[W_HIST_T]].reshape((HISTORY, nq))
+    hist_t = W[o[W_HIST_T]:o[W_Q2N]]
     # ... and solves for the new one
-    q2 = W[o[31]:o[32]]
-    p2 = W[o[32]:o[33]]
-    qm = W[o[33]:o[34]]
-    v = W[o[34]:o[35]]
-    R = W[o[35]:o[36]].reshape((nf, 3, 3))
-    P = W[o[36]:o[37]].reshape((nf, 3))
-    S = W[o[37]:o[38]].reshape((nq, 6))
-    V = W[o[38]:o[39]].reshape((nq, 6))
-    Vp = W[o[39]:o[40]].reshape((nq, 6))
-    Ic = W[o[40]:o[41]].reshape((nq, 6, 6))
-    h = W[o[41]:o[42]].reshape((nq, 6))
-    G = W[o[42]:o[43]].reshape((6, 6))
-    Lq = W[o[43]:o[44]]
-    Lv = W[o[44]:o[45]]
-    M = W[o[45]:o[46]].reshape((nq, nq))
-    Lvq = W[o[46]:o[47]].reshape((nq, nq))
-    Lqq = W[o[47]:o[48]].reshape((nq, nq))
-    su = W[o[48]:o[49]].reshape((nq, 6))
-    sw = W[o[49]:o[50]].reshape((nq, 6))
-    sz = W[o[50]:o[51]].reshape((nq, 6))
-    sg = W[o[51]:o[52]].reshape((nq, 6))
-    tmp = W[o[52]:o[53]].reshape((3, 6))
-    J = W[o[53]:o[54]].reshape((nd, nd))
-    r = W[o[54]:o[55]]
-    force = W[o[55]:o[56]]
-    dlt = W[o[56]:o[57]]
-    vel = W[o[57]:o[58]]
-    Md = W[o[58]:o[59]].reshape((nd, nd))
-    zero = W[o[59]:o[60]]
+    q2 = W[o[W_Q2N]:o[W_P2N]]
+    p2 = W[o[W_P2N]:o[W_QM]]
+    qm = W[o[W_QM]:o[W_V]]
+    v = W[o[W_V]:o[W_R]]
+    R = W[o[W_R]:o[W_P]].reshape((nf, 3, 3))
+    P = W[o[W_P]:o[W_S]].reshape((nf, 3))
+    S = W[o[W_S]:o[W_VSP]].reshape((nq, 6))
+    V = W[o[W_VSP]:o[W_VP]].reshape((nq, 6))
+    Vp = W[o[W_VP]:o[W_IC]].reshape((nq, 6))
+    Ic = W[o[W_IC]:o[W_H]].reshape((nq, 6, 6))
+    h = W[o[W_H]:o[W_G]].reshape((nq, 6))
+    G = W[o[W_G]:o[W_LQ]].reshape((6, 6))
+    Lq = W[o[W_LQ]:o[W_LV]]
+    Lv = W[o[W_LV]:o[W_M]]
+    M = W[o[W_M]:o[W_LVQ]].reshape((nq, nq))
+    Lvq = W[o[W_LVQ]:o[W_LQQ]].reshape((nq, nq))
+    Lqq = W[o[W_LQQ]:o[W_SU]].reshape((nq, nq))
+    su = W[o[W_SU]:o[W_SW]].reshape((nq, 6))
+    sw = W[o[W_SW]:o[W_SZ]].reshape((nq, 6))
+    sz = W[o[W_SZ]:o[W_SG]].reshape((nq, 6))
+    sg = W[o[W_SG]:o[W_TMP]].reshape((nq, 6))
+    tmp = W[o[W_TMP]:o[W_J]].reshape((3, 6))
+    J = W[o[W_J]:o[W_RES]].reshape((nd, nd))
+    r = W[o[W_RES]:o[W_FORCE]]
+    force = W[o[W_FORCE]:o[W_DLT]]
+    dlt = W[o[W_DLT]:o[W_VEL]]
+    vel = W[o[W_VEL]:o[W_MD]]
+    Md = W[o[W_MD]:o[W_ZERO]].reshape((nd, nd))
+    zero = W[o[W_ZERO]:o[W_END]]
     for i in range(nd):
         q2[i] = q1[i]
     for i in range(nd, nq):
         q2[i] = k2[i - nd]
 
     # usable history: trailing configurations spaced dt apart, ending at (t1, q1)
-    t1 = W[3] - dt
-    eps = 1e-12 * max(1.0, abs(W[3]))
+    t1 = W[_T2] - dt
+    eps = 1e-12 * max(1.0, abs(W[_T2]))
     nhist = min(I[_NHIST], HISTORY)
     if nhist > 0 and abs(hist_t[HISTORY - 1] - t1) > eps:
         nhist = 0
@@ -267,19 +384,19 @@ def step_packed(I, F, W):
                 hist_t[j] = hist_t[j + 1]
                 for i in range(nq):
                     hist[j, i] = hist[j + 1, i]
-            hist_t[HISTORY - 1] = W[3]
+            hist_t[HISTORY - 1] = W[_T2]
             for i in range(nq):
                 hist[HISTORY - 1, i] = q2[i]
             I[_NHIST] = min(nhist + 1, HISTORY)
             # commit: (q1, p1) <- (q2, p2) <- new; u1 <- u_in
             for i in range(nq):
-                W[o[22] + i] = q1[i]
+                W[o[W_Q1] + i] = q1[i]
                 q1[i] = q2[i]
             for i in range(nd):
-                W[o[23] + i] = p1[i]
+                W[o[W_P1] + i] = p1[i]
                 p1[i] = p2[i]
             for j in range(nu):
-                W[o[26] + j] = u1[j]
+                W[o[W_U1] + j] = u1[j]
             break
         if it >= max_iter:
             break
@@ -306,7 +423,7 @@ def step_packed(I, F, W):
             dlt[i] -= r[i]
         stalled = big_step <= STALLED * big_x
         it += 1
-    W[2] = rnorm
+    W[_RNORM] = rnorm
     I[_STATUS] = status
     I[_ITERS] = it
 
@@ -322,12 +439,12 @@ def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
     Returns False if J2_dd is singular.
     """
     o = _layout(I)
-    nf, nq, nd, nu = I[0], I[1], I[2], I[3]
+    nq, nd, nu = I[_NQ], I[_ND], I[_NU]
     nk = nq - nd
     (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
      cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = _model_views(I, F, o)
-    q1 = W[o[22]:o[23]]
-    q2 = W[o[24]:o[25]]
+    q1 = W[o[W_Q1]:o[W_P1]]
+    q2 = W[o[W_Q2]:o[W_P2]]
     dt = t2 - t1
     qm = np.empty(nq)
     v = np.empty(nq)
@@ -408,44 +525,44 @@ class FastStepper:
         self._dampers = [f for f in system.forces if type(f) is Damping]
         nsp = len(self._springs)
         sizes = np.zeros(_H, dtype=np.int64)
-        sizes[:7] = (nf, nq, nd, nu, len(model.corder), len(model.mass_frames), nsp)
+        sizes[:_NSP + 1] = (nf, nq, nd, nu, len(model.corder), len(model.mass_frames), nsp)
         o = _layout(sizes)
-        I = np.zeros(o[11], dtype=np.int64)
+        I = np.zeros(o[I_END], dtype=np.int64)
         I[:_H] = sizes
-        I[o[0]:o[1]] = model.parent
-        I[o[1]:o[2]] = model.kind
-        I[o[2]:o[3]] = model.fcfg
-        I[o[3]:o[4]] = model.fjoint
-        I[o[4]:o[5]] = model.cframe
-        I[o[5]:o[6]] = model.cparent
-        I[o[6]:o[7]] = model.corder
-        I[o[7]:o[8]] = model.mass_frames
-        I[o[8]:o[9]] = model.anc.astype(np.int64).ravel()
-        I[o[9]:o[10]] = [p.config.index for p in self._springs]
+        I[o[I_PARENT]:o[I_KIND]] = model.parent
+        I[o[I_KIND]:o[I_FCFG]] = model.kind
+        I[o[I_FCFG]:o[I_FJOINT]] = model.fcfg
+        I[o[I_FJOINT]:o[I_CFRAME]] = model.fjoint
+        I[o[I_CFRAME]:o[I_CPARENT]] = model.cframe
+        I[o[I_CPARENT]:o[I_CORDER]] = model.cparent
+        I[o[I_CORDER]:o[I_MASS_FRAMES]] = model.corder
+        I[o[I_MASS_FRAMES]:o[I_ANC]] = model.mass_frames
+        I[o[I_ANC]:o[I_SP_IDX]] = model.anc.astype(np.int64).ravel()
+        I[o[I_SP_IDX]:o[I_IN_CFG]] = [p.config.index for p in self._springs]
         in_cfg = np.full(nu, -1, dtype=np.int64)
         for f in system.forces:
             if type(f) is ConfigForce:
                 in_cfg[f.finput.index] = f.config.index
-        I[o[10]:o[11]] = in_cfg
+        I[o[I_IN_CFG]:o[I_END]] = in_cfg
         self._I, self._o = I, o
-        self._F = np.zeros(o[21])
-        self._W = np.zeros(o[60])
+        self._F = np.zeros(o[F_END])
+        self._W = np.zeros(o[W_END])
         self._nd, self._nq, self._nu = nd, nq, nu
         self._version = -1
         W = self._W
-        self.u_in = W[o[27]:o[28]]
-        self.k_in = W[o[28]:o[29]]
-        self._hist = W[o[29]:o[30]].reshape(HISTORY, nq)
-        self._hist_t = W[o[30]:o[31]]
-        self.qm = W[o[33]:o[34]]       # midpoint configuration of the last step (nQ,)
-        self.v = W[o[34]:o[35]]        # midpoint velocity (q2 - q1)/dt of the last step
+        self.u_in = W[o[W_U_IN]:o[W_K_IN]]
+        self.k_in = W[o[W_K_IN]:o[W_HIST]]
+        self._hist = W[o[W_HIST]:o[W_HIST_T]].reshape(HISTORY, nq)
+        self._hist_t = W[o[W_HIST_T]:o[W_Q2N]]
+        self.qm = W[o[W_QM]:o[W_V]]       # midpoint configuration of the last step (nQ,)
+        self.v = W[o[W_V]:o[W_R]]         # midpoint velocity (q2 - q1)/dt of the last step
 
     def state_views(self):
         """Views (q1, p1, q2, p2, u1) into the packed state: the integrator keeps its state
         here so a step needs no copies in Python."""
         o, W = self._o, self._W
-        return (W[o[22]:o[23]], W[o[23]:o[24]], W[o[24]:o[25]], W[o[25]:o[26]],
-                W[o[26]:o[27]])
+        return (W[o[W_Q1]:o[W_P1]], W[o[W_P1]:o[W_Q2]], W[o[W_Q2]:o[W_P2]], W[o[W_P2]:o[W_U1]],
+                W[o[W_U1]:o[W_U_IN]])
 
     def _refresh_constants(self):
         """Copy the model constants and built-in parameters into F (cheap; every step,
@@ -453,19 +570,19 @@ class FastStepper:
         self._version = self._system.parameter_version
         model, o, F = self._system.model, self._o, self._F
         nf = model.nf
-        F[o[12]:o[13]] = model.value
-        F[o[13]:o[14]] = model.mass
-        F[o[14]:o[15]] = model.fixedR.reshape(9 * nf)
-        F[o[15]:o[16]] = model.fixedp.reshape(3 * nf)
-        F[o[16]:o[17]] = model.Ib.reshape(9 * nf)
-        F[o[17]:o[18]] = model.gravity
-        d = F[o[18]:o[19]]
+        F[o[F_VALUE]:o[F_MASS]] = model.value
+        F[o[F_MASS]:o[F_FIXEDR]] = model.mass
+        F[o[F_FIXEDR]:o[F_FIXEDP]] = model.fixedR.reshape(9 * nf)
+        F[o[F_FIXEDP]:o[F_IB]] = model.fixedp.reshape(3 * nf)
+        F[o[F_IB]:o[F_GVEC]] = model.Ib.reshape(9 * nf)
+        F[o[F_GVEC]:o[F_DAMPING]] = model.gravity
+        d = F[o[F_DAMPING]:o[F_SP_K]]
         d[:] = 0.0
         for damper in self._dampers:
             d += damper.coefficient_vector()
         for j, spring in enumerate(self._springs):
-            F[o[19] + j] = spring.k
-            F[o[20] + j] = spring.q0
+            F[o[F_SP_K] + j] = spring.k
+            F[o[F_SP_Q0] + j] = spring.q0
 
     def reset_history(self, times=(), configs=()):
         """Forget the predictor history, optionally seeding it with known (t, q) pairs
@@ -485,12 +602,12 @@ class FastStepper:
         if self._version != self._system.parameter_version:
             self._refresh_constants()
         W, I = self._W, self._I
-        W[0] = t2 - t1
-        W[1] = tolerance
-        W[3] = t2
+        W[_DT] = t2 - t1
+        W[_TOL] = tolerance
+        W[_T2] = t2
         I[_MAXIT] = max_iterations
         step_packed(I, self._F, W)
-        return I.item(_STATUS), I.item(_ITERS), W.item(2)
+        return I.item(_STATUS), I.item(_ITERS), W.item(_RNORM)
 
     def derivatives(self, t1, t2):
         """dq2/dx and dp2/dx (nd, nX) for x = (q1, p1, u1, k2) at the current state, or

@@ -2,8 +2,7 @@
 
 Everything here is a pure function of stacked NumPy arrays (the compiled :class:`Model`
 and a state), so it can be compiled once by numba and called from the hot path without
-touching per-frame Python objects.  Without numba the same code runs as plain Python
-(correct, but about 100x slower).
+touching per-frame Python objects.
 
 Conventions
 -----------
@@ -26,52 +25,10 @@ the second-order terms gives exact third-order terms (no truncation error).
 """
 import numpy as np
 
-try:  # numba is a hard dependency in requirements.txt; the fallback keeps imports working
-    from numba import njit
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - exercised only on machines without numba
-    HAVE_NUMBA = False
-
-    def njit(*args, **kwargs):
-        if len(args) == 1 and callable(args[0]) and not kwargs:
-            return args[0]
-        return lambda f: f
+from numba import njit
 
 # Transform kinds as stored in Model.kind
 FIXED, ROT_X, ROT_Y, ROT_Z, TRANS_X, TRANS_Y, TRANS_Z = 0, 1, 2, 3, 4, 5, 6
-
-
-@njit(cache=True)
-def _cross(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@njit(cache=True)
-def _ad(s, x, out):
-    """out = ad(s) x for twists s, x: (w x xw, v x xw + w x xv)."""
-    w0, w1, w2, v0, v1, v2 = s[0], s[1], s[2], s[3], s[4], s[5]
-    a0, a1, a2, b0, b1, b2 = x[0], x[1], x[2], x[3], x[4], x[5]
-    out[0] = w1 * a2 - w2 * a1
-    out[1] = w2 * a0 - w0 * a2
-    out[2] = w0 * a1 - w1 * a0
-    out[3] = v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1
-    out[4] = v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2
-    out[5] = v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0
-
-
-@njit(cache=True)
-def _adT(s, y, out):
-    """out = ad(s)^T y for a twist s and a wrench y: (-w x ya - v x yb, -w x yb)."""
-    w0, w1, w2, v0, v1, v2 = s[0], s[1], s[2], s[3], s[4], s[5]
-    a0, a1, a2, b0, b1, b2 = y[0], y[1], y[2], y[3], y[4], y[5]
-    out[0] = -(w1 * a2 - w2 * a1) - (v1 * b2 - v2 * b1)
-    out[1] = -(w2 * a0 - w0 * a2) - (v2 * b0 - v0 * b2)
-    out[2] = -(w0 * a1 - w1 * a0) - (v0 * b1 - v1 * b0)
-    out[3] = -(w1 * b2 - w2 * b1)
-    out[4] = -(w2 * b0 - w0 * b2)
-    out[5] = -(w0 * b1 - w1 * b0)
 
 
 @njit(cache=True)
