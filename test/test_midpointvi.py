@@ -496,3 +496,38 @@ def test_large_cyclic_angle_keeps_converging(psi0, general):
             q.append(mvi.q2 - [offset, 0.0])
         runs.append(np.array(q))
     assert np.max(np.abs(runs[0] - runs[1])) < 1e-6
+
+
+# ---------------------------------------------------------------------------- trep's helpers
+@pytest.mark.parametrize('fast', [True, False])
+def test_set_midpoint_calc_p2_and_discrete_fm2(fast):
+    """trep's MidpointVI.set_midpoint / calc_p2 / discrete_fm2 on a damped, forced system:
+    the midpoint state, p2 = D2Ld (equal to the solved p2 to the solver's tolerance), and
+    f- = dt F(qm, v, u1) in closed form for Damping + ConfigForce."""
+    s = mobile_manipulator_forced()
+    trep.potentials.Gravity(s, (0, 0, -9.8))
+    mvi = MidpointVI(s, fast=fast)
+    assert mvi.compiled == fast
+    mvi.initialize_from_state(0.0, [0.1, 0.4, -0.3], [0.2, 0.0, 0.1])
+    u = [1.0, -0.5, 0.25]
+    mvi.step(0.05, u)
+    q1, q2, dt = mvi.q1, mvi.q2, mvi.t2 - mvi.t1
+    s.q = 0.0                               # move the system away, then back
+    mvi.set_midpoint()
+    np.testing.assert_allclose(s.q, 0.5 * (q1 + q2), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(s.dq, (q2 - q1) / dt, rtol=1e-14)
+    np.testing.assert_allclose(s.u, u)
+    assert s.t == pytest.approx(0.025)
+
+    c = np.array([0.3, 0.3, 0.1])           # Damping(0.3, {'theta3': 0.1})
+    np.testing.assert_allclose(mvi.discrete_fm2(), -c * (q2 - q1) + dt * np.array(u),
+                               rtol=1e-13, atol=1e-15)
+
+    solved = mvi.p2
+    mvi.p2 = np.zeros(3)
+    mvi.calc_p2()
+    np.testing.assert_allclose(mvi.p2, solved, rtol=0, atol=1e-9)
+    # initialize_from_configs computes p2 the same way
+    other = MidpointVI(s, fast=fast)
+    other.initialize_from_configs(mvi.t1, q1, mvi.t2, q2)
+    np.testing.assert_array_equal(other.p2, mvi.p2)

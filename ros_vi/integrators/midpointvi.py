@@ -237,14 +237,31 @@ class MidpointVI:
         self._reset_history([(t0, q0.copy()), (t1, q1.copy())])
 
     # ------------------------------------------------------------------ discrete mechanics
-    def _set_midpoint(self, q1, q2, t1, t2, u1):
-        dt = t2 - t1
-        self._data.set(0.5 * (q1 + q2), (q2 - q1) / dt, u1, 0.5 * (t1 + t2))
+    def set_midpoint(self):
+        """Put the System at the midpoint of the current step (trep's rule for what
+        ``system.q`` holds after a step): q = (q1 + q2)/2, dq = (q2 - q1)/(t2 - t1),
+        u = u1, t = (t1 + t2)/2."""
+        dt = self._t2 - self._t1
+        self._data.set(0.5 * (self._q1 + self._q2), (self._q2 - self._q1) / dt, self._u1,
+                       0.5 * (self._t1 + self._t2))
+
+    def calc_p2(self):
+        """Recompute p2 = D2 Ld(q1, q2) (nQd,) from the current (t1, q1, t2, q2), as
+        ``initialize_from_configs`` does; leaves the System at the midpoint."""
+        self._p2[:] = self._D2Ld()
+        self._deriv1 = None
+
+    def discrete_fm2(self):
+        """The discrete forcing f-(q1, q2) = (t2 - t1) F(qm, v, u1) of the dynamic configs,
+        (nQd,) [N s or N m s], at the midpoint of the current step."""
+        self.set_midpoint()
+        dt = self._t2 - self._t1
+        return dt * dynamics.applied_terms(self._system).F[:self.nd].copy()
 
     def _D2Ld(self):
         """p2 = dt/2 L_q + L_v at the midpoint of (q1, q2) (leaves the system there)."""
         s = self._system
-        self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
+        self.set_midpoint()
         dt = self._t2 - self._t1
         nd = self.nd
         Lq, Lv, T, Vg = dynamics.first_order_terms(self._model, self._data)
@@ -493,7 +510,7 @@ class MidpointVI:
         Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, nq))
         H1 = (dynamics.constraint_hessians(s) if nc else np.zeros((0, nq, nq)))
         Dh2 = self._constraint_jacobian_at(self._q2) if nc else np.zeros((0, nq))
-        self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
+        self.set_midpoint()
         J2, J1, P2, P1, Fu = self._midpoint_partials()
         A = np.zeros((nd + nc, nd + nc))
         A[:nd, :nd] = J2[:, :nd]
@@ -551,7 +568,7 @@ class MidpointVI:
             self._data.set(self._q2, np.zeros(nq))
             Dh2 = dynamics.constraint_jacobian(s)
             H2 = dynamics.constraint_hessians(s)
-        self._set_midpoint(self._q1, self._q2, self._t1, self._t2, self._u1)
+        self.set_midpoint()
         Lqqq, Lqqv, Lqvv = dynamics.lagrangian_third(s)
         f2 = dynamics.force_second(s)
 
