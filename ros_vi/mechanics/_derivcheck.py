@@ -10,23 +10,23 @@ def abstract(obj, method):
 
 
 def check(system, attr, lower, exact, items, delta, tolerance, verbose, name):
-    """True if ``exact(item)`` matches d lower() / d (state[attr][item]) for every item.
+    """True if ``exact(item)`` matches d lower() / d (system.data.<attr>[item]); attr is 'q', 'dq' or 'u' for every item.
 
     ``lower()`` returns a float or array; ``exact(item)`` the same shape.
     """
     ok = True
-    arr = getattr(system, attr)
+    arr = getattr(system.data, attr)
     for item in items:
         i = item.index
         base = arr[i]
         arr[i] = base + delta
-        system._invalidate()
+        system.data.invalidate()
         fp = np.asarray(lower(), dtype=float)
         arr[i] = base - delta
-        system._invalidate()
+        system.data.invalidate()
         fm = np.asarray(lower(), dtype=float)
         arr[i] = base
-        system._invalidate()
+        system.data.invalidate()
         approx = (fp - fm) / (2 * delta)
         ex = np.asarray(exact(item), dtype=float)
         err = float(np.abs(ex - approx).max()) if ex.size else 0.0

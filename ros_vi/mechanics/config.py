@@ -69,7 +69,7 @@ class Config:
     @property
     def q(self):
         """Current value [m or rad]."""
-        return float(self._system._q[self.index])
+        return float(self._system.data.q[self.index])
 
     @q.setter
     def q(self, value):
@@ -78,7 +78,7 @@ class Config:
     @property
     def dq(self):
         """Current velocity [m/s or rad/s]."""
-        return float(self._system._dq[self.index])
+        return float(self._system.data.dq[self.index])
 
     @dq.setter
     def dq(self, value):
@@ -87,7 +87,7 @@ class Config:
     @property
     def ddq(self):
         """Current acceleration [m/s^2 or rad/s^2]."""
-        return float(self._system._ddq[self.index])
+        return float(self._system.data.ddq[self.index])
 
     @ddq.setter
     def ddq(self, value):
@@ -126,7 +126,7 @@ class Input:
     @property
     def u(self):
         """Current value (units of the force that uses it: N, N m, ...)."""
-        return float(self._system._u[self.index])
+        return float(self._system.data.u[self.index])
 
     @u.setter
     def u(self, value):

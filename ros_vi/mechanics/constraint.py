@@ -68,27 +68,27 @@ class Constraint:
 
     def validate_h_dq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
-        return check(s, '_q', self.h, self.h_dq, s.configs, delta, tolerance, verbose,
+        return check(s, 'q', self.h, self.h_dq, s.configs, delta, tolerance, verbose,
                      '%r.h_dq' % self)
 
     def validate_h_dqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
         c = s.configs
-        return check(s, '_q', lambda: [self.h_dq(a) for a in c],
+        return check(s, 'q', lambda: [self.h_dq(a) for a in c],
                      lambda q2: [self.h_dqdq(a, q2) for a in c], c, delta, tolerance, verbose,
                      '%r.h_dqdq' % self)
 
     def validate_h_dqdqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
         c = s.configs
-        return check(s, '_q', lambda: [[self.h_dqdq(a, b) for b in c] for a in c],
+        return check(s, 'q', lambda: [[self.h_dqdq(a, b) for b in c] for a in c],
                      lambda q3: [[self.h_dqdqdq(a, b, q3) for b in c] for a in c], c, delta,
                      tolerance, verbose, '%r.h_dqdqdq' % self)
 
     def validate_h_dqdqdqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
         c = s.configs
-        return check(s, '_q', lambda: [[[self.h_dqdqdq(a, b, d) for d in c] for b in c]
+        return check(s, 'q', lambda: [[[self.h_dqdqdq(a, b, d) for d in c] for b in c]
                                        for a in c],
                      lambda q4: [[[self.h_dqdqdqdq(a, b, d, q4) for d in c] for b in c]
                                  for a in c], c, delta, tolerance, verbose,

@@ -120,17 +120,17 @@ class Force:
 
     def validate_f_dq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
-        return check(s, '_q', lambda: self._all(self.f), lambda q1: self._all(self.f_dq, q1),
+        return check(s, 'q', lambda: self._all(self.f), lambda q1: self._all(self.f_dq, q1),
                      s.configs, delta, tolerance, verbose, '%r.f_dq' % self)
 
     def validate_f_ddq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
-        return check(s, '_dq', lambda: self._all(self.f), lambda d1: self._all(self.f_ddq, d1),
+        return check(s, 'dq', lambda: self._all(self.f), lambda d1: self._all(self.f_ddq, d1),
                      s.configs, delta, tolerance, verbose, '%r.f_ddq' % self)
 
     def validate_f_du(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
-        return check(s, '_u', lambda: self._all(self.f), lambda u1: self._all(self.f_du, u1),
+        return check(s, 'u', lambda: self._all(self.f), lambda u1: self._all(self.f_du, u1),
                      s.inputs, delta, tolerance, verbose, '%r.f_du' % self)
 
     def _validate2(self, attr, items_outer, items_inner, lower, exact, delta, tolerance,
@@ -145,32 +145,32 @@ class Force:
 
     def validate_f_dqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         c = self._system.configs
-        return self._validate2('_q', c, c, self.f_dq, self.f_dqdq, delta, tolerance,
+        return self._validate2('q', c, c, self.f_dq, self.f_dqdq, delta, tolerance,
                                verbose, 'f_dqdq')
 
     def validate_f_ddqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         c = self._system.configs
-        return self._validate2('_q', c, c, self.f_ddq, self.f_ddqdq, delta, tolerance,
+        return self._validate2('q', c, c, self.f_ddq, self.f_ddqdq, delta, tolerance,
                                verbose, 'f_ddqdq')
 
     def validate_f_ddqddq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         c = self._system.configs
-        return self._validate2('_dq', c, c, self.f_ddq, self.f_ddqddq, delta, tolerance,
+        return self._validate2('dq', c, c, self.f_ddq, self.f_ddqddq, delta, tolerance,
                                verbose, 'f_ddqddq')
 
     def validate_f_dudq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
-        return self._validate2('_q', s.inputs, s.configs, self.f_du, self.f_dudq, delta,
+        return self._validate2('q', s.inputs, s.configs, self.f_du, self.f_dudq, delta,
                                tolerance, verbose, 'f_dudq')
 
     def validate_f_duddq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
-        return self._validate2('_dq', s.inputs, s.configs, self.f_du, self.f_duddq, delta,
+        return self._validate2('dq', s.inputs, s.configs, self.f_du, self.f_duddq, delta,
                                tolerance, verbose, 'f_duddq')
 
     def validate_f_dudu(self, delta=1e-6, tolerance=1e-6, verbose=False):
         s = self._system
-        return self._validate2('_u', s.inputs, s.inputs, self.f_du, self.f_dudu, delta,
+        return self._validate2('u', s.inputs, s.inputs, self.f_du, self.f_dudu, delta,
                                tolerance, verbose, 'f_dudu')
 
     # trep's documented names for the same checks

@@ -542,10 +542,10 @@ class Frame:
         idx = []
         for c in configs:
             ci = system.get_config(c).index
-            if not system._model.frame_anc[self.index, ci]:
+            if not system.model.frame_anc[self.index, ci]:
                 return None
             idx.append(ci)
-        depth = system._model.cdepth
+        depth = system.model.cdepth
         return sorted(idx, key=lambda c: depth[c])
 
     def _g_d(self, configs):
@@ -631,8 +631,8 @@ class Frame:
         system = self._system
         out = np.zeros((4, 4))
         i = self.index
-        dq = system._dq
-        for c in np.nonzero(system._model.frame_anc[i])[0]:
+        dq = system.data.dq
+        for c in np.nonzero(system.model.frame_anc[i])[0]:
             if dq[c] != 0.0:
                 out += dq[c] * self._vb_term(int(c), list(q_configs))
         return out

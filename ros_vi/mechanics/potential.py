@@ -67,14 +67,14 @@ class Potential:
     def validate_V_dq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         """Check V_dq against central differences of V; True if all pass."""
         s = self._system
-        return check(s, '_q', self.V, self.V_dq, s.configs, delta, tolerance, verbose,
+        return check(s, 'q', self.V, self.V_dq, s.configs, delta, tolerance, verbose,
                      '%r.V_dq' % self)
 
     def validate_V_dqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         """Check V_dqdq against central differences of V_dq."""
         s = self._system
         configs = s.configs
-        return check(s, '_q', lambda: [self.V_dq(c) for c in configs],
+        return check(s, 'q', lambda: [self.V_dq(c) for c in configs],
                      lambda q2: [self.V_dqdq(c, q2) for c in configs], configs, delta,
                      tolerance, verbose, '%r.V_dqdq' % self)
 
@@ -82,6 +82,6 @@ class Potential:
         """Check V_dqdqdq against central differences of V_dqdq."""
         s = self._system
         configs = s.configs
-        return check(s, '_q', lambda: [[self.V_dqdq(a, b) for b in configs] for a in configs],
+        return check(s, 'q', lambda: [[self.V_dqdq(a, b) for b in configs] for a in configs],
                      lambda q3: [[self.V_dqdqdq(a, b, q3) for b in configs] for a in configs],
                      configs, delta, tolerance, verbose, '%r.V_dqdqdq' % self)

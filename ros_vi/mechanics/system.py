@@ -983,17 +983,17 @@ class System:
     def test_derivative_dq(self, func, func_dq, delta=1e-6, tolerance=1e-7, verbose=False,
                            test_name='<unnamed>'):
         """Compare ``func_dq(config)`` with central differences of ``func()`` for every config."""
-        return check(self, '_q', func, func_dq, self.configs, delta, tolerance, verbose,
+        return check(self, 'q', func, func_dq, self.configs, delta, tolerance, verbose,
                      test_name)
 
     def test_derivative_ddq(self, func, func_ddq, delta=1e-6, tolerance=1e-7, verbose=False,
                             test_name='<unnamed>'):
         """Compare ``func_ddq(config)`` with central differences in each velocity."""
-        return check(self, '_dq', func, func_ddq, self.configs, delta, tolerance, verbose,
+        return check(self, 'dq', func, func_ddq, self.configs, delta, tolerance, verbose,
                      test_name)
 
     def test_derivative_du(self, func, func_du, delta=1e-6, tolerance=1e-7, verbose=False,
                            test_name='<unnamed>'):
         """Compare ``func_du(input)`` with central differences in each input."""
-        return check(self, '_u', func, func_du, self.inputs, delta, tolerance, verbose,
+        return check(self, 'u', func, func_du, self.inputs, delta, tolerance, verbose,
                      test_name)

@@ -41,8 +41,8 @@ class _StateCache:
     def get(self):
         system = self._system
         system._ensure_structure()
-        if self._state is not system._cache:
-            self._state = system._cache
+        if self._state is not system.data.cache:
+            self._state = system.data.cache
             self._data = {}
         return self._data
 
@@ -56,7 +56,7 @@ class _PoseDerivatives:
 
     def __init__(self, frame):
         system = frame._system
-        model = system._model
+        model = system.model
         R, P, S = system._kinematics()
         i = frame.index
         g = np.eye(4)
@@ -289,7 +289,7 @@ class TapeMeasure:
     # ------------------------------------------------------------------ velocity
     def velocity(self):
         """Rate of change of the length, xdot = sum_i dx/dq_i dq_i [m/s]."""
-        return float(self._length_derivs(1)[1] @ self._system._dq)
+        return float(self._length_derivs(1)[1] @ self._system.data.dq)
 
     def velocity_dq(self, q1):
         """d xdot / dq1 = sum_j d^2x/dq_j dq1 dq_j."""
@@ -317,7 +317,7 @@ class TapeMeasure:
 
     def velocity_dq_vector(self):
         """d xdot / dq, (nQ,)."""
-        return self._length_derivs(2)[2] @ self._system._dq
+        return self._length_derivs(2)[2] @ self._system.data.dq
 
     def velocity_ddq_vector(self):
         """d xdot / d dq = dx/dq, (nQ,)."""
@@ -325,7 +325,7 @@ class TapeMeasure:
 
     def velocity_dqdq_matrix(self):
         """d^2 xdot / dq dq, (nQ, nQ)."""
-        return self._length_derivs(3)[3] @ self._system._dq
+        return self._length_derivs(3)[3] @ self._system.data.dq
 
     def velocity_ddqdq_matrix(self):
         """d^2 xdot / d dq dq = d^2x/dq dq, (nQ, nQ) indexed [dq, q]."""
@@ -335,14 +335,14 @@ class TapeMeasure:
     def validate_length_dq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         """Check length_dq against central differences of length(); True if all pass."""
         s = self._system
-        return check(s, '_q', self.length, self.length_dq, s.configs, delta, tolerance,
+        return check(s, 'q', self.length, self.length_dq, s.configs, delta, tolerance,
                      verbose, '%r.length_dq' % self)
 
     def validate_length_dqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         """Check length_dqdq against central differences of length_dq."""
         s = self._system
         c = s.configs
-        return check(s, '_q', lambda: [self.length_dq(a) for a in c],
+        return check(s, 'q', lambda: [self.length_dq(a) for a in c],
                      lambda b: [self.length_dqdq(a, b) for a in c], c, delta, tolerance,
                      verbose, '%r.length_dqdq' % self)
 
@@ -350,7 +350,7 @@ class TapeMeasure:
         """Check length_dqdqdq against central differences of length_dqdq."""
         s = self._system
         c = s.configs
-        return check(s, '_q', lambda: [[self.length_dqdq(a, b) for b in c] for a in c],
+        return check(s, 'q', lambda: [[self.length_dqdq(a, b) for b in c] for a in c],
                      lambda d: [[self.length_dqdqdq(a, b, d) for b in c] for a in c], c,
                      delta, tolerance, verbose, '%r.length_dqdqdq' % self)
 
@@ -359,20 +359,20 @@ class TapeMeasure:
     def validate_velocity_dq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         """Check velocity_dq against central differences of velocity() in q."""
         s = self._system
-        return check(s, '_q', self.velocity, self.velocity_dq, s.configs, delta, tolerance,
+        return check(s, 'q', self.velocity, self.velocity_dq, s.configs, delta, tolerance,
                      verbose, '%r.velocity_dq' % self)
 
     def validate_velocity_ddq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         """Check velocity_ddq against central differences of velocity() in dq."""
         s = self._system
-        return check(s, '_dq', self.velocity, self.velocity_ddq, s.configs, delta, tolerance,
+        return check(s, 'dq', self.velocity, self.velocity_ddq, s.configs, delta, tolerance,
                      verbose, '%r.velocity_ddq' % self)
 
     def validate_velocity_dqdq(self, delta=1e-6, tolerance=1e-6, verbose=False):
         """Check velocity_dqdq against central differences of velocity_dq in q."""
         s = self._system
         c = s.configs
-        return check(s, '_q', lambda: [self.velocity_dq(a) for a in c],
+        return check(s, 'q', lambda: [self.velocity_dq(a) for a in c],
                      lambda b: [self.velocity_dqdq(a, b) for a in c], c, delta, tolerance,
                      verbose, '%r.velocity_dqdq' % self)
 
@@ -380,6 +380,6 @@ class TapeMeasure:
         """Check velocity_ddqdq against central differences of velocity_ddq in q."""
         s = self._system
         c = s.configs
-        return check(s, '_q', lambda: [self.velocity_ddq(a) for a in c],
+        return check(s, 'q', lambda: [self.velocity_ddq(a) for a in c],
                      lambda b: [self.velocity_ddqdq(a, b) for a in c], c, delta, tolerance,
                      verbose, '%r.velocity_ddqdq' % self)

@@ -91,7 +91,7 @@ class Distance(_FrameConstraint):
             self._config.q = value
         else:
             self._fixed = self._check_fixed(value)
-            self._system._invalidate()
+            self._system.data.invalidate()
 
     def _compute(self, order):
         a = self._point(self._frame1, order)

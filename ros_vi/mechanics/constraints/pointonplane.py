@@ -66,7 +66,7 @@ class PointOnPlane(_FrameConstraint):
     @normal.setter
     def normal(self, value):
         self._normal = self._check_normal(value)
-        self._system._invalidate()
+        self._system.data.invalidate()
         self._memo._key = None
 
     def _compute(self, order):

@@ -44,7 +44,7 @@ class ConfigForce(AffineForce):
 
     def f_array(self):
         out = np.zeros(self._system.nQ)
-        out[self._config.index] = self._system._u[self._finput.index]
+        out[self._config.index] = self._system.data.u[self._finput.index]
         return out
 
     def f_dq_array(self):

@@ -56,7 +56,7 @@ class Damping(AffineForce):
 
     def f(self, q):
         i = self._system.get_config(q).index
-        return float(-self._c[i] * self._system._dq[i])
+        return float(-self._c[i] * self._system.data.dq[i])
 
     def f_dq(self, q, q1):
         return 0.0
@@ -70,7 +70,7 @@ class Damping(AffineForce):
         return 0.0
 
     def f_array(self):
-        return -self._c * self._system._dq
+        return -self._c * self._system.data.dq
 
     def f_dq_array(self):
         n = self._system.nQ

@@ -53,7 +53,7 @@ class SmoothCoulombFriction(Force):
         return {c.name: v for c, v in self._items}
 
     def _terms(self):
-        x = self._system._dq[self._idx] / self._vs
+        x = self._system.data.dq[self._idx] / self._vs
         t = np.tanh(x)
         sech2 = 1.0 - t * t
         f = -self._f * t

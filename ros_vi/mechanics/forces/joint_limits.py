@@ -93,8 +93,8 @@ class JointLimits(Force):
 
     def _terms(self):
         s = self._system
-        q = s._q[self._idx]
-        dq = s._dq[self._idx]
+        q = s.data.q[self._idx]
+        dq = s.data.dq[self._idx]
         with np.errstate(invalid='ignore'):
             su = np.where(np.isfinite(self._up), q - self._up, -1.0)
             sl = np.where(np.isfinite(self._lo), self._lo - q, -1.0)

@@ -52,7 +52,7 @@ class LinearDamper(Force):
             raise ValueError('LinearDamper: c must be finite, got %r' % (value,))
         self._c = c
         if hasattr(self, '_system'):
-            self._system._invalidate()
+            self._system.data.invalidate()
 
     # ------------------------------------------------------------------ arrays
     def _arrays(self, order):
@@ -66,7 +66,7 @@ class LinearDamper(Force):
         if out is not None:
             return out
         c = self._c
-        dq = self._system._dq
+        dq = self._system.data.dq
         x = self._tape._length_derivs(order + 1)
         x1, x2 = x[1], x[2]
         xdot = x1 @ dq

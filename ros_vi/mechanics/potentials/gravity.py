@@ -48,7 +48,7 @@ class Gravity(Potential):
 
     def V(self):
         R, P, _ = self._system._kinematics()
-        model = self._system._model
+        model = self._system.model
         mf = model.mass_frames
         return float(-(model.mass[mf] * (P[mf] @ self._g)).sum())
 

@@ -60,7 +60,7 @@ class LinearSpring(Potential):
     def k(self, value):
         self._k = _finite(value, 'k')
         if hasattr(self, '_system'):
-            self._system._invalidate()
+            self._system.data.invalidate()
 
     @property
     def x0(self):
@@ -71,7 +71,7 @@ class LinearSpring(Potential):
     def x0(self, value):
         self._x0 = _finite(value, 'x0')
         if hasattr(self, '_system'):
-            self._system._invalidate()
+            self._system.data.invalidate()
 
     # ------------------------------------------------------------------ derivatives
     def _squared(self, order):
