@@ -107,8 +107,8 @@ def load_urdf_text(path):
     if not os.path.isfile(path):
         raise ParameterError('parameter urdf_file: no such file %r' % path)
     if path.endswith('.xacro'):
-        from ..urdf import _run_xacro      # adapter: urdf.py has no public xacro-to-text
-        return _run_xacro(path, None)
+        from ..urdf import xacro_to_urdf
+        return xacro_to_urdf(path)
     with open(path, 'r', encoding='utf-8') as fh:
         return fh.read()
 
