@@ -50,7 +50,7 @@ def main():
                 warnings.simplefilter('ignore')
                 s = import_urdf(xml, **opts)
             times.append(time.perf_counter() - t0)
-        rows.append((name, len(s.urdf.link_names()), s.nQ, len(s.frames),
+        rows.append((name, len(s.urdf.link_names), s.nQ, len(s.frames),
                      1e3 * min(times), 1e3 * float(np.median(times))))
     print('%-28s %6s %5s %7s %10s %10s' % ('URDF', 'links', 'nQ', 'frames', 'best ms',
                                            'median ms'))

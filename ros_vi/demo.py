@@ -10,7 +10,7 @@ writes a plot of q, p, u and E against time.
 
     python -m ros_vi.demo                                  # pendulum (trep's tutorial)
     python -m ros_vi.demo --model cartpole --duration 25 --output cartpole.png
-    python -m ros_vi.demo --offline [--dt 0.01 --tf 10]    # the ROS-free trep tutorial demo
+    python -m ros_vi.demo --offline [--dt 0.01 --tf 10 --output pendulum.png]  # no ROS
 
 Exit status 0 when the system ends up (and stays) upright, 1 when it does not (the message
 says why), 2 on bad arguments or when the nodes cannot run.  The ROS environment is private
@@ -90,7 +90,8 @@ def main(argv=None):
         return demo_offline.main(argv)
     parser = argparse.ArgumentParser(
         prog='python -m ros_vi.demo', description=__doc__.splitlines()[0],
-        epilog='--offline [--dt S --tf S --undamped]: the ROS-free trep tutorial demo')
+        epilog='--offline [--dt S --tf S --undamped --output X.png]: the ROS-free trep '
+               'tutorial demo')
     parser.add_argument('--model', choices=sorted(CRITERIA), default='pendulum',
                         help='which system to swing up (default pendulum)')
     parser.add_argument('--duration', type=float, default=None,

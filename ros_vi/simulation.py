@@ -162,8 +162,8 @@ class Simulation:
         if effort_limits is None:
             effort_limits = np.full(system.nu, np.inf)
             if self.robot is not None:
-                for name, lim in zip(self.robot.input_names(),
-                                     self.robot.input_effort_limits()):
+                for name, lim in zip(self.robot.input_names,
+                                     self.robot.input_effort_limits):
                     effort_limits[system.get_input(name).index] = lim
         limits = np.array(effort_limits, dtype=float).reshape(-1)
         if limits.shape != (system.nu,) or np.any(np.isnan(limits)) or np.any(limits < 0):
@@ -530,7 +530,7 @@ class Simulation:
         robot = self.robot
         if robot is None:
             return []
-        names = robot.joint_names() if moving else robot.fixed_joint_names()
+        names = robot.joint_names if moving else robot.fixed_joint_names
         out = []
         for name in names:
             j = robot.joint(name)
@@ -571,4 +571,4 @@ class Simulation:
         """Link frame names (prefixed) for tf, or [] for non-URDF systems."""
         if self.robot is None:
             return []
-        return [self.robot.link_frame(n).name for n in self.robot.link_names()]
+        return [self.robot.link_frame(n).name for n in self.robot.link_names]

@@ -386,7 +386,7 @@ def test_link_transforms_compose_to_world_poses():
     robot.system.q = sim.state().positions    # the published configuration q2
     poses = robot.link_poses()
     root = robot.link_frame(robot.root_link).name
-    for link in robot.link_names():
+    for link in robot.link_names:
         name = robot.link_frame(link).name
         g = np.eye(4)
         while name != root:
@@ -394,4 +394,4 @@ def test_link_transforms_compose_to_world_poses():
             g = rel @ g
             name = parent
         np.testing.assert_allclose(poses[link], poses[robot.root_link] @ g, atol=1e-12)
-    assert set(sim.link_names()) == {'r_' + n for n in robot.link_names()}
+    assert set(sim.link_names()) == {'r_' + n for n in robot.link_names}

@@ -77,7 +77,7 @@ def compare_with_pinocchio(xml, seeds=(0, 1, 2), **options):
         system = import_urdf(xml, **options)
     robot = system.urdf
     oracle = Oracle(xml)
-    names = robot.joint_names()
+    names = robot.joint_names
     order = np.array([system.get_config(n).index for n in names], dtype=int)
     errs = dict(M=0.0, g=0.0, b=0.0, T=0.0, V=0.0, pose=0.0)
     for seed in seeds:
@@ -94,7 +94,7 @@ def compare_with_pinocchio(xml, seeds=(0, 1, 2), **options):
         errs['T'] = max(errs['T'], _rel(system.kinetic_energy(), T))
         errs['V'] = max(errs['V'], _rel(system.potential_energy(), V))
         poses = robot.link_poses()
-        assert sorted(poses) == sorted(robot.link_names())
+        assert sorted(poses) == sorted(robot.link_names)
         for link, G in poses.items():
             errs['pose'] = max(errs['pose'], _rel(G, oracle.link_pose(link)))
     return system, errs
@@ -133,8 +133,8 @@ def test_full_featured_urdf_matches_pinocchio():
     system, errs = compare_with_pinocchio(cases.full_featured())
     _check('full_featured', errs)
     robot = system.urdf
-    assert robot.joint_names() == ['j1', 'j2', 'j4', 'j5', 'j6', 'j3']   # depth first
-    assert set(robot.link_names()) == {'world', 'base', 'l1', 'l1_massless', 'l2', 'l3',
+    assert robot.joint_names == ['j1', 'j2', 'j4', 'j5', 'j6', 'j3']   # depth first
+    assert set(robot.link_names) == {'world', 'base', 'l1', 'l1_massless', 'l2', 'l3',
                                        'l4', 'l5', 'tip', 'l6'}
 
 
@@ -170,12 +170,12 @@ def test_base_pose_option_matches_a_world_joint():
     oracle = Oracle(world)
     placed.q = [0.4, -0.9]
     placed.dq = [0.3, 1.1]
-    qp, vp, cols = oracle.state(placed, placed.urdf.joint_names())
+    qp, vp, cols = oracle.state(placed, placed.urdf.joint_names)
     M, g, b, T, V = oracle.quantities(qp, vp)
     assert _rel(placed.mass_matrix(), M[np.ix_(cols, cols)]) < TOL
     assert _rel(placed.bias_forces(), b[cols]) < TOL
     assert _rel(placed.potential_energy(), V) < TOL
-    for link in placed.urdf.link_names():
+    for link in placed.urdf.link_names:
         assert _rel(placed.urdf.link_pose(link), oracle.link_pose(link)) < TOL
 
 
@@ -184,8 +184,8 @@ def test_mimic_joints_match_pinocchio_mimic_model():
     xml = cases.mimic_robot()
     system = import_urdf(xml)
     robot = system.urdf
-    assert robot.joint_names() == ['ja', 'jb', 'jc', 'jd']
-    assert robot.input_names() == ['ja', 'jb']           # mimic joints are not actuated
+    assert robot.joint_names == ['ja', 'jb', 'jc', 'jd']
+    assert robot.input_names == ['ja', 'jb']           # mimic joints are not actuated
     assert system.nc == 2
     assert abs(system.get_config('jc').q - 0.2) < 1e-15   # initial q satisfies the mimics
     assert abs(system.get_config('jd').q + 0.05) < 1e-15
@@ -207,11 +207,11 @@ def test_mimic_joints_match_pinocchio_mimic_model():
         b = pin.nonLinearEffects(m, d, qp, vp)
         # energies and poses: Pinocchio's unreduced model at the consistent (q, dq)
         full = Oracle(xml)
-        fq, fv, _ = full.state(system, robot.joint_names())
+        fq, fv, _ = full.state(system, robot.joint_names)
         _, _, _, T, V = full.quantities(fq, fv)
         # N maps reduced velocities (ja, jb) to ours; columns in config order
         N = np.zeros((4, 2))
-        idx = {n: system.get_config(n).index for n in robot.joint_names()}
+        idx = {n: system.get_config(n).index for n in robot.joint_names}
         N[idx['ja'], 0] = 1.0
         N[idx['jb'], 1] = 1.0
         N[idx['jc'], 1] = -1.5
@@ -221,7 +221,7 @@ def test_mimic_joints_match_pinocchio_mimic_model():
         assert _rel(N.T @ system.bias_forces(), b) < TOL
         assert _rel(system.kinetic_energy(), T) < TOL
         assert _rel(system.potential_energy(), V) < TOL
-        for link in robot.link_names():
+        for link in robot.link_names:
             assert _rel(robot.link_pose(link), full.link_pose(link)) < TOL
         # constrained accelerations = Pinocchio's reduced forward dynamics
         tau = rng.uniform(-1, 1, 2)
@@ -240,11 +240,11 @@ def test_link_body_velocity_matches_pinocchio():
     rng = np.random.default_rng(5)
     system.q = rng.uniform(-1, 1, system.nQ)
     system.dq = rng.uniform(-1, 1, system.nQ)
-    qp, vp, _ = oracle.state(system, robot.joint_names())
+    qp, vp, _ = oracle.state(system, robot.joint_names)
     m, d = oracle.model, oracle.data
     pin.forwardKinematics(m, d, qp, vp)
     pin.updateFramePlacements(m, d)
-    for link in robot.link_names():
+    for link in robot.link_names:
         v_ref = pin.getFrameVelocity(m, d, m.getFrameId(link, pin.BODY), pin.LOCAL)
         v, w = robot.link_body_velocity(link)
         assert _rel(v, v_ref.linear) < TOL and _rel(w, v_ref.angular) < TOL
@@ -266,7 +266,7 @@ def _pendulum_by_frames():
 def test_tutorial_pendulum_urdf_steps_like_frames():
     urdf_sys = import_urdf_file(os.path.join(MODELS, 'pendulum.urdf'), gravity=(0, 0, -9.8))
     frame_sys = _pendulum_by_frames()
-    assert urdf_sys.urdf.damping_coefficients().tolist() == [1.0]
+    assert urdf_sys.urdf.damping_coefficients.tolist() == [1.0]
     results = []
     for system in (urdf_sys, frame_sys):
         mvi = trep.MidpointVI(system)
@@ -314,16 +314,16 @@ def test_mimic_system_integrates_on_the_constraint():
 def test_joint_data_limits_damping_inputs():
     system = import_urdf_file(os.path.join(MODELS, 'cartpole.urdf'))
     robot = system.urdf
-    assert robot.joint_names() == ['cart', 'pole']
-    lo, up = robot.position_limits()
+    assert robot.joint_names == ['cart', 'pole']
+    lo, up = robot.position_limits
     assert lo.tolist() == [-2.4, -np.inf] and up.tolist() == [2.4, np.inf]
-    assert robot.effort_limits().tolist() == [30.0, 0.0]
-    assert robot.velocity_limits().tolist() == [5.0, 20.0]
-    assert robot.damping_coefficients().tolist() == [0.1, 0.001]
-    assert robot.friction_coefficients().tolist() == [0.05, 0.0]
-    assert robot.input_names() == ['cart', 'pole']
+    assert robot.effort_limits.tolist() == [30.0, 0.0]
+    assert robot.velocity_limits.tolist() == [5.0, 20.0]
+    assert robot.damping_coefficients.tolist() == [0.1, 0.001]
+    assert robot.friction_coefficients.tolist() == [0.05, 0.0]
+    assert robot.input_names == ['cart', 'pole']
     assert [u.name for u in system.inputs] == ['cart', 'pole']
-    assert robot.input_effort_limits().tolist() == [30.0, 0.0]
+    assert robot.input_effort_limits.tolist() == [30.0, 0.0]
     damping = robot.forces['damping']
     assert damping.get_damping_coefficient('cart') == 0.1
     assert damping.get_damping_coefficient('pole') == 0.001
@@ -344,11 +344,11 @@ def test_frame_roles_and_helper_names():
     robot = system.urdf
     links = [f for f in system.frames if getattr(f, 'urdf_role', None) == 'link']
     helpers = [f for f in system.frames if getattr(f, 'urdf_role', None) == 'helper']
-    assert sorted(f.name for f in links) == sorted('r1/' + n for n in robot.link_names())
+    assert sorted(f.name for f in links) == sorted('r1/' + n for n in robot.link_names)
     assert all('::' in f.name for f in helpers) and helpers
     assert all(f.name.startswith('r1/') for f in links + helpers)
-    assert {f.urdf_link for f in links} == set(robot.link_names())
-    assert [c.name for c in system.configs] == ['r1/' + n for n in robot.joint_names()]
+    assert {f.urdf_link for f in links} == set(robot.link_names)
+    assert [c.name for c in system.configs] == ['r1/' + n for n in robot.joint_names]
     assert all(u.name.startswith('r1/') for u in system.inputs)
 
 
@@ -410,7 +410,7 @@ def test_massless_joint_policies():
     assert s.nQd == 2
     s = import_urdf(xml, massless='kinematic')
     assert [c.name for c in s.dyn_configs] == ['j'] and [c.name for c in s.kin_configs] == ['pan']
-    assert s.urdf.input_names() == ['j']
+    assert s.urdf.input_names == ['j']
     mvi = trep.MidpointVI(s)
     mvi.initialize_from_state(0.0, [0.1, 0.0], [0.0])
     mvi.step(0.01, [1.0], [0.02])
@@ -454,12 +454,12 @@ def test_xacro_file_with_arguments(tmp_path):
 
 def test_mesh_references_do_not_break_import():
     s = import_urdf_file(os.path.join(MODELS, 'arm7.urdf'))
-    assert s.nQ == 7 and len(s.urdf.link_names()) == 11
+    assert s.nQ == 7 and len(s.urdf.link_names) == 11
 
 
 def test_continuous_joint_ignores_position_limits_and_root_world_link():
     s = import_urdf_file(os.path.join(MODELS, 'pendulum.urdf'))
-    lo, up = s.urdf.position_limits()
+    lo, up = s.urdf.position_limits
     assert lo[0] == -np.inf and up[0] == np.inf
     assert s.get_frame('world').urdf_role == 'link'
     assert s.urdf.root_link == 'world'
@@ -474,7 +474,7 @@ def test_joint_limit_force_derivatives_and_behaviour():
     s = _arm_with(enforce_limits=True, limit_stiffness=500.0, limit_damping=3.0,
                   limit_width=0.05)
     lim = s.urdf.forces['limits']
-    lo, up = s.urdf.position_limits()
+    lo, up = s.urdf.position_limits
     rng = np.random.default_rng(0)
     # states inside the transition band, beyond it, and inside the limits
     q = np.array([up[0] + 0.02, lo[1] - 0.1, 0.0, up[3] + 0.2, lo[4] - 0.03, 0.1, up[6] + 0.01])

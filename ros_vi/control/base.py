@@ -64,7 +64,7 @@ def actuated_inputs(system):
     """
     robot = getattr(system, 'urdf', None)
     if robot is not None:
-        pairs = [(n, float(l)) for n, l in zip(robot.input_names(), robot.input_effort_limits())
+        pairs = [(n, float(l)) for n, l in zip(robot.input_names, robot.input_effort_limits)
                  if l != 0]
         return [n for n, _ in pairs], np.array([l for _, l in pairs])
     return [i.name for i in system.inputs], np.full(system.nu, np.inf)

@@ -11,29 +11,25 @@ gravity 9.8 and the tutorial's |u| <= 5 N m instead of the URDF's 10 N m); ``car
 <= 20 N m, q = 0 hanging) are the shipped URDFs with gravity 9.81 and their own effort limits.
 """
 import math
-import os
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from ..resources import shipped_model
 from .handover import SwingUpAndBalance
 from .lqr import LQR
 from .swingup import AcrobotSwingUp, CartPoleSwingUp, PendulumSwingUp
 
 __all__ = ['Demo', 'DEMOS', 'urdf_path', 'pendulum_model', 'cartpole_model', 'acrobot_model']
 
-_URDF_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), 'urdf')
-
 
 def urdf_path(name):
-    """Path of a shipped URDF (``<repo>/urdf/<name>.urdf``)."""
-    path = os.path.join(_URDF_DIR, name + '.urdf')
-    if not os.path.isfile(path):
-        raise FileNotFoundError('shipped model %s not found; pass the URDF file explicitly'
-                                % path)
-    return path
+    """Path of a shipped URDF, :func:`ros_vi.resources.shipped_model` (``urdf/<name>.urdf``).
+
+    Raises :class:`ros_vi.resources.ResourceError` (a FileNotFoundError) when it is missing.
+    """
+    return shipped_model(name)
 
 
 def _import(name, gravity, urdf_file=None):

@@ -18,7 +18,6 @@ All stamps are simulation time.  The step loop is paced by the steady (wall) clo
 ``real_time_factor``; the simulation core is :class:`ros_vi.simulation.Simulation`.
 """
 import math
-import os
 import sys
 import time
 
@@ -34,6 +33,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
+from .. import resources, urdf
 from ..simulation import Simulation
 from ..urdf import URDFError
 from . import conversions as conv
@@ -81,36 +81,20 @@ PARAMETERS = {
 
 
 def resolve_uri(uri):
-    """Path of a ``package://pkg/rel``, ``file://path`` or plain path.
-
-    ``package://`` needs ament_index (a sourced ROS 2 workspace, or ``AMENT_PREFIX_PATH``
-    holding the venv); ``package://ros_vi/...`` also resolves to this source checkout.
-    """
-    if uri.startswith('file://'):
-        return uri[len('file://'):]
-    if not uri.startswith('package://'):
-        return uri
-    pkg, _, rel = uri[len('package://'):].partition('/')
+    """:func:`ros_vi.resources.resolve_uri` for the ``urdf_file`` parameter."""
     try:
-        from ament_index_python.packages import get_package_share_directory
-        return os.path.join(get_package_share_directory(pkg), rel)
-    except Exception as err:
-        checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-            __file__))))
-        if pkg == 'ros_vi' and os.path.isfile(os.path.join(checkout, 'package.xml')):
-            return os.path.join(checkout, rel)
-        raise ParameterError('parameter urdf_file: cannot resolve %r (%s)' % (uri, err))
+        return resources.resolve_uri(uri)
+    except resources.ResourceError as err:
+        raise ParameterError('parameter urdf_file: %s' % err) from None
 
 
 def load_urdf_text(path):
-    """URDF XML text of a ``.urdf`` file, or of a ``.xacro`` file processed by xacro."""
-    if not os.path.isfile(path):
-        raise ParameterError('parameter urdf_file: no such file %r' % path)
-    if path.endswith('.xacro'):
-        from ..urdf import _run_xacro      # adapter: urdf.py has no public xacro-to-text
-        return _run_xacro(path, None)
-    with open(path, 'r', encoding='utf-8') as fh:
-        return fh.read()
+    """:func:`ros_vi.urdf.load_urdf_text` (``.urdf``, or ``.xacro`` processed by xacro) for
+    the ``urdf_file`` parameter."""
+    try:
+        return urdf.load_urdf_text(path)
+    except URDFError as err:
+        raise ParameterError('parameter urdf_file: %s' % err) from None
 
 
 class SimulatorNode(Node):

@@ -49,3 +49,12 @@ def test_offline_demo_is_still_available(tmp_path):
     proc = _demo(tmp_path, '--offline', '--tf', '1')
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert 'trep tutorial pendulum' in proc.stdout
+    assert not list(tmp_path.iterdir())                     # no plot unless asked
+
+
+def test_offline_demo_writes_the_plot_it_is_asked_for(tmp_path):
+    png = tmp_path / 'offline.png'
+    proc = _demo(tmp_path, '--offline', '--tf', '1', '--output', str(png))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'plot: %s' % png in proc.stdout
+    assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'

@@ -1,0 +1,32 @@
+"""URDF importer: a robot description becomes an exact ros_vi :class:`System`.
+
+Entry points (trep's names): :func:`import_urdf` (a URDF string, e.g. ``robot_description``)
+and :func:`import_urdf_file` (a ``.urdf`` file, or a ``.xacro`` file processed with xacro).
+Both return an ordinary :class:`~ros_vi.mechanics.system.System`; the URDF data the nodes
+need (joint order, limits, link frames) is attached as ``system.urdf`` (a :class:`URDFRobot`;
+every import into the same system is also listed in ``system.urdf_robots``).
+:func:`xacro_to_urdf` turns a ``.xacro`` file into URDF text, :func:`load_urdf_text` reads
+the URDF text of a ``.urdf`` or ``.xacro`` file.
+
+One job per module:
+
+* :mod:`.parse` -- hardened XML parse and validation into a :class:`~.parse.Description`
+  (no DOCTYPE, entities or XInclude: no file other than the given one is read);
+* :mod:`.build` -- frames, configs, forces and constraints from a description (the URDF
+  semantics: geometry, naming, joint data, massless joints are documented there);
+* :mod:`.robot` -- :class:`URDFRobot`, the description of an imported robot;
+* :mod:`.xacro` -- :func:`xacro_to_urdf`;
+* :mod:`.importer` -- the entry points above;
+* :mod:`.geometry`, :mod:`.errors` -- URDF rpy/origin/axis helpers and the exceptions.
+"""
+from .build import HELPER_SEP
+from .errors import URDFError, URDFParseError, URDFSecurityError
+from .geometry import axis_alignment, origin_matrix, rpy_matrix
+from .importer import import_urdf, import_urdf_file, load_urdf_text
+from .parse import SUPPORTED_JOINTS, JointInfo
+from .robot import URDFRobot
+from .xacro import xacro_to_urdf
+
+__all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text', 'xacro_to_urdf',
+           'URDFError', 'URDFParseError', 'URDFSecurityError', 'URDFRobot', 'JointInfo',
+           'rpy_matrix', 'origin_matrix', 'axis_alignment', 'SUPPORTED_JOINTS', 'HELPER_SEP']

@@ -1,0 +1,391 @@
+"""Build step: a validated :class:`Description` becomes frames, configs, forces and
+constraints of a :class:`System`, with a :class:`URDFRobot` describing the result.
+
+Geometry (exact URDF semantics)
+-------------------------------
+The frame model only has rotations about / translations along a parent axis and constant
+SE(3) transforms.  A joint with origin ``T_o`` (xyz + fixed-axis rpy, ``R = Rz(yaw) Ry(pitch)
+Rx(roll)``) and unit axis ``a`` (the URDF axis normalised; default x) becomes:
+
+* axis exactly +x, +y or +z:  ``const_se3(T_o)`` -> ``rx|ry|rz|tx|ty|tz(q)`` (= child link)
+  (the constant frame is omitted when ``T_o`` is the identity);
+* any other axis (negative, oblique):  ``const_se3(T_o A)`` -> ``rz|tz(q)`` ->
+  ``const_se3(A^T)`` (= child link), where ``A`` is the rotation taking z to ``a`` (about
+  ``z x a``), so that ``A Rz(q) A^T`` is the rotation by ``q`` about ``a``.
+
+The child link frame's pose is therefore exactly URDF's ``T_parent T_o exp(q a^)``.  ``q``
+is an angle [rad] about the unit axis (revolute, continuous) or a distance [m] along it
+(prismatic).  Fixed joints are one ``const_se3(T_o)`` frame.  ``planar`` and ``floating``
+joints are rejected with a :class:`URDFError` (no parameterisation is free of
+singularities that the user would not expect; model them with explicit joints).
+
+Inertia: a link's ``<inertial>`` (mass, full 3x3 inertia about the centre of mass in the
+inertial frame) is put on a constant frame at the inertial origin (xyz + rpy) with
+:meth:`Frame.set_inertia`; when that origin is the identity the link frame itself carries it.
+Links without ``<inertial>`` are massless.
+
+Naming
+------
+With ``prefix`` p: link frames are named ``p + link``, configs ``p + joint``, actuation
+inputs ``p + joint``.  Helper frames are named ``p + joint + '::origin'`` (joint origin,
+including the axis alignment), ``p + joint + '::motion'`` (the moving frame of an oblique
+axis) and ``p + link + '::inertial'``; a URDF whose own link names would collide with these
+(or with frames/configs/inputs already in ``system``) is refused.  Every frame the importer
+creates has an attribute ``urdf_role``: ``'link'`` or ``'helper'`` (link frames also carry
+``urdf_link``, the URDF link name without prefix), so the ROS layer publishes only links.
+
+Joint data
+----------
+* ``<dynamics damping>`` -> one :class:`forces.Damping` with per-config coefficients
+  (created when any joint has damping > 0).
+* ``<dynamics friction>`` -> optional :class:`forces.SmoothCoulombFriction`
+  (``friction=True``; ``-f tanh(dq / friction_velocity)``), otherwise only reported.
+* ``<limit effort velocity>`` -> :attr:`URDFRobot.effort_limits` / ``velocity_limits``
+  (data: the simulator saturates inputs to them).
+* ``<limit lower upper>`` -> :attr:`URDFRobot.position_limits`; with
+  ``enforce_limits=True`` a :class:`forces.JointLimits` spring-damper acts beyond them.
+* ``<mimic joint multiplier offset>`` -> a holonomic :class:`constraints.Mimic` constraint
+  ``q_m - multiplier q_ref - offset = 0`` (the mimic joint keeps its own config, its own
+  mass and its own damping; the constraint force is what a perfect coupling transmits).
+  Chosen over an exact reduction because the frame model cannot drive one transform by a
+  linear function of another config.  Systems with mimic joints run on MidpointVI's
+  general (constrained) path.  The initial q satisfies every mimic constraint.
+* ``actuated='all'`` (default): every moving non-mimic joint gets a
+  :class:`forces.ConfigForce` whose input is named like its config (``p + joint``), in
+  config order; pass a list of joint names to choose, or ``None`` for no inputs.
+
+Dynamic configs that move no mass (the mass matrix, reduced by the mimic constraints, has a
+zero diagonal entry at a generic configuration) raise :class:`URDFError` naming the joint
+and its child link, unless ``massless='warn'`` (keep them: the dynamics will be singular) or
+``massless='kinematic'`` (make them kinematic configs, whose trajectories are inputs).
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ..mechanics import constraints, dynamics, potentials
+from ..mechanics import forces as mforces
+from ..mechanics.frame import Frame, CONST_SE3, RX, RY, RZ, TX, TY, TZ
+from ..mechanics.system import System
+from .errors import URDFError
+from .geometry import axis_alignment, is_identity, origin_matrix
+from .parse import JointInfo, finite
+from .robot import URDFRobot
+
+__all__ = ['build_system', 'HELPER_SEP']
+
+HELPER_SEP = '::'
+
+
+def _helper_names(plan, prefix):
+    """Every frame name the import creates -> role, with collisions refused."""
+    names = {}
+
+    def add(name, what):
+        if name in names:
+            raise URDFError('frame name %r is used twice (%s and %s); rename the link or '
+                            'joint' % (name, names[name], what))
+        names[name] = what
+    for link in plan.links:
+        add(prefix + link, 'link %r' % link)
+    for j in plan.joints:
+        if j.moving:
+            add(prefix + j.name + HELPER_SEP + 'origin', 'helper frame of joint %r' % j.name)
+            add(prefix + j.name + HELPER_SEP + 'motion', 'helper frame of joint %r' % j.name)
+    for link in plan.inertials:
+        add(prefix + link + HELPER_SEP + 'inertial', 'inertial frame of link %r' % link)
+    return names
+
+
+def _check_target(system, plan, prefix, frame_names, actuated_joints):
+    existing = {f.name for f in system.frames if f.name is not None}
+    clash = sorted(n for n in frame_names if n in existing)
+    if clash:
+        raise URDFError('frames %s already exist in the system (use prefix=...)'
+                        % ', '.join(map(repr, clash)))
+    cfg = {c.name for c in system.configs if c.name is not None}
+    clash = sorted(prefix + j.name for j in plan.joints if j.moving and prefix + j.name in cfg)
+    if clash:
+        raise URDFError('configs %s already exist in the system (use prefix=...)'
+                        % ', '.join(map(repr, clash)))
+    inp = {u.name for u in system.inputs if u.name is not None}
+    clash = sorted(prefix + n for n in actuated_joints if prefix + n in inp)
+    if clash:
+        raise URDFError('inputs %s already exist in the system (use prefix=...)'
+                        % ', '.join(map(repr, clash)))
+
+
+def _mark(frame, role, link=None, prefix=''):
+    frame.urdf_role = role
+    frame.urdf_prefix = prefix
+    if link is not None:
+        frame.urdf_link = link
+    return frame
+
+
+_ALIGNED = {0: (RX, TX), 1: (RY, TY), 2: (RZ, TZ)}
+
+
+def _build(plan, system, prefix, base, kinematic, options):
+    """Create frames, configs, forces and constraints in ``system``; returns URDFRobot."""
+    joints = [JointInfo.__new__(JointInfo) for _ in plan.joints]
+    for new, old in zip(joints, plan.joints):
+        new.__dict__.update(old.__dict__)
+        new.config = None
+        new.input = None
+    by_name = {j.name: j for j in joints}
+    children = {l: [] for l in plan.links}
+    for j in joints:
+        children[j.parent].append(j)
+    link_frames = {}
+    forces = {}
+    system.hold_structure_changes()
+    try:
+        root_frame = Frame(system.world_frame, CONST_SE3, base, name=prefix + plan.root)
+        _mark(root_frame, 'link', plan.root, prefix)
+        link_frames[plan.root] = root_frame
+
+        def add_inertial(link, frame):
+            if link not in plan.inertials:
+                return
+            mass, I, g = plan.inertials[link]
+            if is_identity(g):
+                frame.set_inertia(mass, I)
+            else:
+                h = Frame(frame, CONST_SE3, g, name=prefix + link + HELPER_SEP + 'inertial')
+                _mark(h, 'helper', prefix=prefix)
+                h.set_inertia(mass, I)
+
+        def grow(link, frame):
+            add_inertial(link, frame)
+            for j in children[link]:
+                if not j.moving:
+                    child = Frame(frame, CONST_SE3, j.origin, name=prefix + j.child)
+                else:
+                    rot = j.type in ('revolute', 'continuous')
+                    kin = j.name in kinematic
+                    k = [i for i in range(3) if j.axis[i] == 1.0]
+                    if k:                          # exactly +x, +y or +z
+                        parent = frame
+                        if not is_identity(j.origin):
+                            parent = _mark(Frame(frame, CONST_SE3, j.origin,
+                                                 name=prefix + j.name + HELPER_SEP + 'origin'),
+                                           'helper', prefix=prefix)
+                        kind = _ALIGNED[k[0]][0 if rot else 1]
+                        child = Frame(parent, kind, prefix + j.name, name=prefix + j.child,
+                                      kinematic=kin)
+                    else:
+                        A = np.eye(4)
+                        A[:3, :3] = axis_alignment(j.axis)
+                        pre = _mark(Frame(frame, CONST_SE3, j.origin @ A,
+                                          name=prefix + j.name + HELPER_SEP + 'origin'),
+                                    'helper', prefix=prefix)
+                        mid = _mark(Frame(pre, RZ if rot else TZ, prefix + j.name,
+                                          name=prefix + j.name + HELPER_SEP + 'motion',
+                                          kinematic=kin), 'helper', prefix=prefix)
+                        Ainv = np.eye(4)
+                        Ainv[:3, :3] = A[:3, :3].T
+                        child = Frame(mid, CONST_SE3, Ainv, name=prefix + j.child)
+                        j.config = mid.config
+                    if j.config is None:
+                        j.config = child.config
+                _mark(child, 'link', j.child, prefix)
+                link_frames[j.child] = child
+                grow(j.child, child)
+
+        grow(plan.root, root_frame)
+    finally:
+        system.resume_structure_changes()
+    # link frames in file order
+    link_frames = {l: link_frames[l] for l in plan.links}
+    gravity = options['gravity']
+    if gravity is not None:
+        existing = [p for p in system.potentials if isinstance(p, potentials.Gravity)]
+        if existing:
+            if not np.allclose(existing[0].gravity, gravity):
+                warnings.warn('the system already has gravity %s; not adding %s'
+                              % (existing[0].gravity, list(gravity)), UserWarning,
+                              stacklevel=5)
+            forces['gravity'] = existing[0]
+        else:
+            forces['gravity'] = potentials.Gravity(system, gravity, name=prefix + 'gravity')
+    moving = [j for j in joints if j.moving]
+    damp = {j.config: j.damping for j in moving if j.damping > 0}
+    if damp:
+        forces['damping'] = mforces.Damping(system, 0.0, damp, name=prefix + 'damping')
+    if options['friction']:
+        fr = {j.config: j.friction for j in moving if j.friction > 0}
+        if fr:
+            forces['friction'] = mforces.SmoothCoulombFriction(
+                system, fr, options['friction_velocity'], name=prefix + 'friction')
+    if options['enforce_limits']:
+        lim = {j.config: (j.lower, j.upper) for j in moving
+               if j.mimic is None and (np.isfinite(j.lower) or np.isfinite(j.upper))}
+        if lim:
+            forces['limits'] = mforces.JointLimits(
+                system, lim, options['limit_stiffness'], options['limit_damping'],
+                options['limit_width'], name=prefix + 'limits')
+    mimics = []
+    system.hold_structure_changes()     # one structure update for all inputs/constraints
+    try:
+        for j in joints:
+            if j.name in options['actuated_set'] and j.name not in kinematic:
+                cf = mforces.ConfigForce(system, j.config, prefix + j.name,
+                                         name=prefix + j.name)
+                j.input = cf.finput
+        for j in joints:
+            if j.mimic is not None:
+                ref, mult, off = j.mimic
+                mimics.append(constraints.Mimic(
+                    system, j.config, by_name[ref].config, mult, off,
+                    name=prefix + j.name + HELPER_SEP + 'mimic'))
+    finally:
+        system.resume_structure_changes()
+    forces['mimic'] = mimics
+    # initial configuration: zeros, mimic joints consistent (in dependency order)
+    q = system.data.q
+    for _ in range(len(mimics) + 1):
+        for con in mimics:
+            q[con.config.index] = con.multiplier * q[con.reference.index] + con.offset
+    system.data.invalidate()
+    return URDFRobot(system, plan.name, prefix, plan.root, joints, link_frames, forces)
+
+
+def _moving(robot):
+    """JointInfo of the robot's moving joints in config order."""
+    return [robot.joint(name) for name in robot.joint_names]
+
+
+def _generic_q(robot):
+    """A deterministic, generic configuration inside the limits (mimics consistent)."""
+    system = robot.system
+    q = system.q
+    golden = (math.sqrt(5.0) - 1.0) / 2.0
+    for n, j in enumerate(_moving(robot)):
+        frac = (0.37 + golden * (n + 1)) % 1.0
+        lo, up = j.lower, j.upper
+        if np.isfinite(lo) and np.isfinite(up):
+            val = lo + frac * (up - lo)
+        else:
+            val = 2.0 * frac - 1.0
+            if np.isfinite(lo):
+                val = lo + frac
+            elif np.isfinite(up):
+                val = up - frac
+        q[j.config.index] = val
+    for _ in range(len(robot.mimic_constraints) + 1):
+        for con in robot.mimic_constraints:
+            q[con.config.index] = con.multiplier * q[con.reference.index] + con.offset
+    return q
+
+
+def _massless_joints(robot):
+    """Moving dynamic joints of ``robot`` whose (mimic-reduced) mass-matrix diagonal is 0."""
+    system = robot.system
+    nd = system.nQd
+    data = system.model.create_data()
+    data.set(q=_generic_q(robot))
+    M = dynamics.mass_matrix(system.model, data)
+    mine = [j for j in _moving(robot) if not j.config.kinematic]
+    # null space of the mimic constraints: q_m = k q_ref (+ off) -> columns of N
+    nmap = np.eye(nd)
+    for _ in range(len(robot.mimic_constraints) + 1):
+        for con in robot.mimic_constraints:
+            ci, ri = con.config.index, con.reference.index
+            if ci < nd and ri < nd:
+                nmap[:, ci] = 0.0
+                nmap[ci] = con.multiplier * nmap[ri]
+    keep = [j for j in mine if j.mimic is None]
+    N = nmap[:, [j.config.index for j in keep]]
+    Mr = N.T @ M @ N
+    scale = max(float(np.abs(M).max()), 1e-300)
+    bad = [j for j, d in zip(keep, np.diag(Mr)) if not d > 1e-12 * scale]
+    if not bad and len(keep):
+        ev = np.linalg.eigvalsh(Mr)
+        if ev.min() <= 1e-13 * scale:
+            return [], True
+    return bad, False
+
+
+def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81),
+                 base_xyz=None, base_rpy=None, base_pose=None, actuated='all', friction=False,
+                 friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
+                 limit_damping=10.0, limit_width=1e-3, massless='error'):
+    """Add the robot of a :class:`Description` to ``system`` (a new System if None).
+
+    The robot is first built in a scratch system to check its dynamics, so on any error
+    ``system`` is left untouched.  Returns the System, with ``system.urdf`` the
+    :class:`URDFRobot` of this import (also appended to ``system.urdf_robots``).  Keywords:
+    see :func:`ros_vi.urdf.import_urdf`; errors are :class:`URDFError` prefixed by ``where``.
+    """
+    prefix = '' if prefix is None else str(prefix)
+    if massless not in ('error', 'warn', 'kinematic'):
+        raise ValueError("massless must be 'error', 'warn' or 'kinematic', got %r"
+                         % (massless,))
+    if gravity is not None:
+        gravity = np.asarray(gravity, dtype=float).reshape(-1)
+        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
+            raise ValueError('gravity must be three finite numbers or None, got %r'
+                             % (gravity,))
+    if base_pose is not None:
+        base = np.array(base_pose, dtype=float)
+        if base.shape != (4, 4):
+            raise ValueError('base_pose must be a 4x4 matrix')
+    else:
+        xyz = finite(base_xyz if base_xyz is not None else (0, 0, 0), 'base_xyz')
+        rpy = finite(base_rpy if base_rpy is not None else (0, 0, 0), 'base_rpy')
+        base = origin_matrix(xyz, rpy)
+    moving = [j.name for j in plan.joints if j.moving]
+    if actuated == 'all':
+        act = [j.name for j in plan.joints if j.moving and j.mimic is None]
+    elif actuated is None:
+        act = []
+    else:
+        act = list(actuated)
+        for n in act:
+            if n not in moving:
+                raise URDFError('%s: actuated joint %r is not a moving joint of the robot '
+                                '(moving joints: %s)' % (where, n, ', '.join(moving)))
+    options = dict(gravity=gravity, friction=bool(friction),
+                   friction_velocity=float(friction_velocity),
+                   enforce_limits=bool(enforce_limits), limit_stiffness=limit_stiffness,
+                   limit_damping=limit_damping, limit_width=limit_width,
+                   actuated_set=set(act))
+    frame_names = _helper_names(plan, prefix)
+    if system is not None:
+        _check_target(system, plan, prefix, frame_names, act)
+    # build once in a scratch system to validate the dynamics (nothing half-imported)
+    scratch = System()
+    try:
+        robot = _build(plan, scratch, prefix, base, set(), options)
+    except ValueError as err:
+        raise URDFError('%s: %s' % (where, err)) from None
+    bad, singular = _massless_joints(robot)
+    kinematic = set()
+    if bad or singular:
+        if singular:
+            msg = ('%s: the mass matrix is singular at a generic configuration (some joints '
+                   'move mass only along the same directions as others)' % where)
+        else:
+            msg = ('%s: dynamic joint(s) %s move no mass (child links %s and below are '
+                   'massless); add <inertial> or import with massless="kinematic"'
+                   % (where, ', '.join(repr(j.name) for j in bad),
+                      ', '.join(repr(j.child) for j in bad)))
+        if massless == 'error':
+            raise URDFError(msg)
+        if massless == 'warn' or singular:
+            warnings.warn(msg, UserWarning, stacklevel=4)
+        else:
+            kinematic = {j.name for j in bad}
+    if system is None and not kinematic:
+        result = scratch
+    else:
+        result = System() if system is None else system
+        robot = _build(plan, result, prefix, base, kinematic, options)
+    if not hasattr(result, 'urdf_robots'):
+        result.urdf_robots = []
+    result.urdf_robots.append(robot)
+    result.urdf = robot
+    return result
+

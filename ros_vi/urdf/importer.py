@@ -1,0 +1,107 @@
+"""Entry points: URDF text or file -> System, and URDF text of a file (for the ROS nodes)."""
+import os
+
+from .build import build_system
+from .errors import URDFError
+from .parse import parse_xml, read_description
+from .xacro import xacro_to_urdf
+
+__all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text']
+
+
+def _import(source, where, **options):
+    """Parse, validate and build; ``where`` None: named after the robot."""
+    root = parse_xml(source, where or 'URDF')
+    if where is None:
+        name = root.get('name')
+        where = 'URDF robot %r' % name if name else 'URDF'
+    return build_system(read_description(root, where), where, **options)
+
+
+def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), base_xyz=None,
+                base_rpy=None, base_pose=None, actuated='all', friction=False,
+                friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
+                limit_damping=10.0, limit_width=1e-3, massless='error'):
+    """Build a :class:`System` from a URDF given as an XML string (``robot_description``).
+
+    Parameters
+    ----------
+    source : str or bytes
+        The URDF XML.
+    system : System, optional
+        Add the robot to this system (with a ``prefix`` for a second copy); a new System
+        is created otherwise.  On any error the system is left untouched.
+    prefix : str, optional
+        Prepended to every frame, config, input, force and constraint name.
+    gravity : (3,) or None
+        Gravity [m/s^2] (added unless None or the system already has a Gravity).
+    base_xyz, base_rpy / base_pose
+        Pose of the root link in the world: xyz [m] + URDF rpy [rad], or a (4, 4) matrix.
+        Default: the root link at the origin (a root link named ``world`` is the world).
+    actuated : 'all', list of joint names, or None
+        Joints that get a :class:`forces.ConfigForce` input named ``prefix + joint``.
+    friction : bool
+        Add ``<dynamics friction>`` as :class:`forces.SmoothCoulombFriction` with velocity
+        scale ``friction_velocity`` [rad/s or m/s].
+    enforce_limits : bool
+        Add a :class:`forces.JointLimits` spring-damper (``limit_stiffness`` [N m/rad],
+        ``limit_damping`` [N m s/rad], ``limit_width`` [rad]) beyond ``<limit lower upper>``.
+    massless : 'error' | 'warn' | 'kinematic'
+        What to do with moving joints that move no mass (see the module docstring).
+
+    Returns
+    -------
+    System, with ``system.urdf`` the :class:`URDFRobot` of this import.
+
+    Raises
+    ------
+    URDFError (a ValueError) naming the element at fault.
+    """
+    return _import(source, None, system=system, prefix=prefix, gravity=gravity,
+                   base_xyz=base_xyz, base_rpy=base_rpy, base_pose=base_pose,
+                   actuated=actuated, friction=friction, friction_velocity=friction_velocity,
+                   enforce_limits=enforce_limits, limit_stiffness=limit_stiffness,
+                   limit_damping=limit_damping, limit_width=limit_width, massless=massless)
+
+
+
+def _read(filename, xacro_args):
+    """``(text, where)`` of a ``.urdf`` file, or of a ``.xacro`` file (or any file with
+    ``xacro_args``) processed by xacro."""
+    filename = os.fspath(filename)
+    where = 'URDF file %r' % filename
+    if not os.path.isfile(filename):
+        raise URDFError('%s: no such file' % where)
+    if filename.endswith('.xacro') or xacro_args is not None:
+        return xacro_to_urdf(filename, xacro_args), 'xacro file %r' % filename
+    try:
+        with open(filename, 'rb') as fh:
+            return fh.read(), where
+    except OSError as err:
+        raise URDFError('%s: cannot read: %s' % (where, err)) from None
+
+
+def import_urdf_file(filename, system=None, prefix=None, xacro_args=None, **options):
+    """Build a System from a ``.urdf`` file, or a ``.xacro`` file with ``xacro_args``.
+
+    ``xacro_args``: ``{name: value}`` for ``<xacro:arg>`` (a ``.xacro`` suffix or any
+    ``xacro_args`` selects xacro processing).  Other keywords: see :func:`import_urdf`.
+    """
+    text, where = _read(filename, xacro_args)
+    return _import(text, where, system=system, prefix=prefix, **options)
+
+
+def load_urdf_text(filename, xacro_args=None):
+    """URDF XML text (str) of a ``.urdf`` file, or of a ``.xacro`` file processed by xacro
+    (:func:`xacro_to_urdf`); e.g. for a ``robot_description``.
+
+    The text is not validated here (:func:`import_urdf` does that).  Raises
+    :class:`URDFError`: ``no such file ...``, unreadable file, xacro errors.
+    """
+    filename = os.fspath(filename)
+    if not os.path.isfile(filename):
+        raise URDFError('no such file %r' % filename)
+    text, _ = _read(filename, xacro_args)
+    if isinstance(text, bytes):
+        text = text.decode('utf-8')
+    return text

@@ -1,0 +1,331 @@
+"""Parse step: URDF XML -> a validated :class:`Description` (no System is touched).
+
+:func:`parse_xml` is the hardened XML parse: entity resolution, DTD loading and network
+access are disabled, and documents with a DOCTYPE (entities) or XInclude elements are
+refused, so no file other than the given one is read.  :func:`read_description` reads the
+parsed ``<robot>`` with urdf_parser_py and checks everything the build step relies on: one
+tree of links, supported joint types, finite numbers, limits, inertias, mimic references.
+Mesh filenames (``package://``, ``file://``) are kept as strings and never opened.
+"""
+import logging
+import warnings
+
+import numpy as np
+
+from .errors import URDFError, URDFParseError, URDFSecurityError
+from .geometry import origin_matrix
+
+__all__ = ['parse_xml', 'read_description', 'Description', 'JointInfo', 'finite',
+           'SUPPORTED_JOINTS']
+
+_log = logging.getLogger('ros_vi.urdf')
+
+SUPPORTED_JOINTS = ('revolute', 'continuous', 'prismatic', 'fixed')
+_XINCLUDE_NS = 'http://www.w3.org/2001/XInclude'
+
+
+def parse_xml(text, where):
+    """Hardened parse to an lxml element: no DTD, no entities, no network, no XInclude."""
+    from lxml import etree
+    if isinstance(text, str):
+        data = text.encode('utf-8')
+        # an XML declaration naming another encoding would now be wrong: drop it
+        stripped = text.lstrip()
+        if stripped.startswith('<?xml'):
+            end = stripped.find('?>')
+            if end > 0:
+                data = stripped[end + 2:].encode('utf-8')
+    elif isinstance(text, (bytes, bytearray)):
+        data = bytes(text)
+    else:
+        raise TypeError('import_urdf: source must be the URDF XML as str or bytes, got %s '
+                        '(use import_urdf_file for a file name)' % type(text).__name__)
+    if b'<!DOCTYPE' in data or b'<!ENTITY' in data:
+        raise URDFSecurityError('%s: DOCTYPE/ENTITY declarations are not allowed in a URDF '
+                                '(entity expansion and external entities are refused)' % where)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             dtd_validation=False, huge_tree=False, remove_comments=True,
+                             remove_pis=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as err:
+        raise URDFParseError('%s: malformed XML: %s' % (where, err)) from None
+    if root.getroottree().docinfo.internalDTD is not None or \
+            root.getroottree().docinfo.doctype:
+        raise URDFSecurityError('%s: DOCTYPE declarations are not allowed in a URDF' % where)
+    for el in root.iter():
+        tag = el.tag
+        if not isinstance(tag, str):
+            if isinstance(el, etree._Entity):
+                raise URDFSecurityError('%s: entity reference %s is not allowed' % (where, el))
+            continue
+        if tag.startswith('{%s}' % _XINCLUDE_NS):
+            raise URDFSecurityError('%s: XInclude element <%s> (line %s) is not allowed; '
+                                    'the importer reads no other file'
+                                    % (where, tag, el.sourceline))
+    if root.tag != 'robot':
+        raise URDFParseError('%s: root element must be <robot>, got <%s>' % (where, root.tag))
+    return root
+
+
+def _to_urdf_model(root, where):
+    """urdf_parser_py's model from a parsed element (its warnings go to our logger)."""
+    try:
+        from urdf_parser_py import urdf as urdfpy
+        from urdf_parser_py.xml_reflection import core as xmlr_core
+    except ImportError as err:    # pragma: no cover - dependency missing
+        raise ImportError('ros_vi.urdf needs urdfdom-py (pip install urdfdom-py): %s' % err)
+    from lxml import etree
+    messages = []
+    saved = xmlr_core.on_error
+    xmlr_core.on_error = messages.append
+    try:
+        path = xmlr_core.Path('robot', tree=etree.ElementTree(root))
+        model = urdfpy.Robot.from_xml(root, path)
+    except xmlr_core.ParseError as err:
+        raise URDFParseError('%s: %s' % (where, str(err).replace('\n', ' '))) from None
+    except (AssertionError, ValueError, TypeError, KeyError, AttributeError,
+            IndexError) as err:
+        raise URDFParseError('%s: cannot read the URDF: %s: %s'
+                             % (where, type(err).__name__, err)) from None
+    finally:
+        xmlr_core.on_error = saved
+    for msg in messages:
+        _log.warning('%s: %s', where, msg)
+    return model
+
+
+class JointInfo:
+    """Validated data of one URDF joint (units: rad or m for positions).
+
+    Attributes: name, type, parent, child (link names), origin (4, 4), axis (3,) unit,
+    lower, upper (``-inf``/``inf`` when absent or continuous), effort, velocity (``inf`` when
+    absent), damping, friction, mimic (None or ``(joint, multiplier, offset)``), config
+    (the :class:`Config`, None for fixed joints), input (the actuation :class:`Input` or
+    None).
+    """
+
+    def __init__(self, name, jtype, parent, child):
+        self.name, self.type, self.parent, self.child = name, jtype, parent, child
+        self.origin = np.eye(4)
+        self.axis = np.array([1.0, 0.0, 0.0])
+        self.lower, self.upper = -np.inf, np.inf
+        self.effort, self.velocity = np.inf, np.inf
+        self.damping, self.friction = 0.0, 0.0
+        self.mimic = None
+        self.config = None
+        self.input = None
+
+    @property
+    def moving(self):
+        return self.type != 'fixed'
+
+    def __repr__(self):
+        return '<JointInfo %r %s %s->%s>' % (self.name, self.type, self.parent, self.child)
+
+
+class Description:
+    """A validated robot description: everything the build step needs."""
+
+    def __init__(self, name):
+        self.name = name
+        self.links = []            # link names, file order
+        self.inertials = {}        # link -> (mass, (3,3) inertia, (4,4) origin)
+        self.joints = []           # JointInfo, file order
+        self.root = None
+        self.children = {}         # link -> [JointInfo] (file order)
+
+
+def finite(values, what):
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    if not np.all(np.isfinite(arr)):
+        raise URDFError('%s: numbers must be finite, got [%s]'
+                        % (what, ', '.join('%g' % x for x in arr)))
+    return arr
+
+
+def _pose(origin, what):
+    if origin is None:
+        return np.eye(4)
+    xyz = finite(origin.xyz if origin.xyz is not None else (0, 0, 0), what + ' origin xyz')
+    rpy = finite(origin.rpy if origin.rpy is not None else (0, 0, 0), what + ' origin rpy')
+    if xyz.shape != (3,) or rpy.shape != (3,):
+        raise URDFError('%s: origin xyz and rpy need 3 numbers each' % what)
+    return origin_matrix(xyz, rpy)
+
+
+def _check_inertia(link, mass, inertia, where):
+    """Negative mass / non-PSD inertia: error; triangle inequality violated: warning."""
+    if mass < 0:
+        raise URDFError('%s: link %r has negative mass %g' % (where, link, mass))
+    scale = max(np.abs(inertia).max(), 1e-300)
+    ev = np.linalg.eigvalsh(inertia)
+    if ev.min() < -1e-9 * scale:
+        raise URDFError('%s: link %r: inertia is not positive semi-definite (eigenvalues %s)'
+                        % (where, link, ev))
+    a, b, c = ev
+    if a + b < c - 1e-9 * scale:
+        warnings.warn('%s: link %r: principal moments of inertia %s violate the triangle '
+                      'inequality (no rigid body has them)' % (where, link, ev),
+                      UserWarning, stacklevel=6)
+    if mass == 0 and np.any(inertia != 0):
+        warnings.warn('%s: link %r has zero mass but non-zero inertia' % (where, link),
+                      UserWarning, stacklevel=6)
+
+
+def _validate(model, where):
+    plan = Description(getattr(model, 'name', None))
+    seen = set()
+    for link in model.links:
+        name = link.name
+        if not isinstance(name, str) or not name:
+            raise URDFError('%s: a <link> has no name' % where)
+        if name in seen:
+            raise URDFError('%s: duplicate link name %r' % (where, name))
+        seen.add(name)
+        plan.links.append(name)
+        plan.children[name] = []
+        inertial = link.inertial
+        if inertial is not None:
+            what = '%s: link %r <inertial>' % (where, name)
+            mass = float(finite([inertial.mass if inertial.mass is not None else np.nan],
+                                 what + ' mass')[0])
+            I = inertial.inertia
+            if I is None:
+                Im = np.zeros((3, 3))
+            else:
+                vals = finite([I.ixx, I.ixy, I.ixz, I.iyy, I.iyz, I.izz], what + ' inertia')
+                ixx, ixy, ixz, iyy, iyz, izz = vals
+                Im = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+            _check_inertia(name, mass, Im, where)
+            plan.inertials[name] = (mass, Im, _pose(inertial.origin, what))
+    jseen = {}
+    parent_of = {}
+    for j in model.joints:
+        name = j.name
+        if not isinstance(name, str) or not name:
+            raise URDFError('%s: a <joint> has no name' % where)
+        if name in jseen:
+            raise URDFError('%s: duplicate joint name %r' % (where, name))
+        jtype = j.type
+        if jtype == 'planar':
+            raise URDFError('%s: joint %r: type \'planar\' is not supported (the importer '
+                            'maps each joint to one config; model the plane with two prismatic '
+                            'joints and a revolute joint through massless links)'
+                            % (where, name))
+        if jtype == 'floating':
+            raise URDFError('%s: joint %r: type \'floating\' is not supported (any '
+                            'three-angle parameterisation of its rotation is singular; model a '
+                            'free base explicitly, or fix the base with base_xyz/base_rpy)'
+                            % (where, name))
+        if jtype not in SUPPORTED_JOINTS:
+            raise URDFError('%s: joint %r has unknown type %r (supported: %s)'
+                            % (where, name, jtype, ', '.join(SUPPORTED_JOINTS)))
+        for role, link in (('parent', j.parent), ('child', j.child)):
+            if link is None:
+                raise URDFError('%s: joint %r has no <%s link=...>' % (where, name, role))
+            if link not in seen:
+                raise URDFError('%s: joint %r names a missing %s link %r'
+                                % (where, name, role, link))
+        if j.child in parent_of:
+            raise URDFError('%s: link %r is the child of two joints (%r and %r)'
+                            % (where, j.child, parent_of[j.child].name, name))
+        info = JointInfo(name, jtype, j.parent, j.child)
+        what = '%s: joint %r' % (where, name)
+        info.origin = _pose(j.origin, what)
+        if jtype != 'fixed':
+            axis = finite(j.axis if j.axis is not None else (1.0, 0.0, 0.0), what + ' axis')
+            if axis.shape != (3,):
+                raise URDFError('%s: axis needs 3 numbers' % what)
+            n = float(np.linalg.norm(axis))
+            if not n > 1e-12:
+                raise URDFError('%s: axis [%s] has zero length'
+                            % (what, ', '.join('%g' % x for x in axis)))
+            info.axis = axis / n
+            lim = j.limit
+            if lim is None and jtype in ('revolute', 'prismatic'):
+                raise URDFError('%s: a %s joint needs a <limit effort velocity lower upper> '
+                                'element' % (what, jtype))
+            if lim is not None:
+                eff = finite([lim.effort], what + ' limit effort')[0]
+                vel = finite([lim.velocity], what + ' limit velocity')[0]
+                if eff < 0 or vel < 0:
+                    raise URDFError('%s: limit effort and velocity must be >= 0' % what)
+                info.effort, info.velocity = float(eff), float(vel)
+                if jtype != 'continuous':
+                    lo = finite([lim.lower if lim.lower is not None else 0.0],
+                                 what + ' limit lower')[0]
+                    up = finite([lim.upper if lim.upper is not None else 0.0],
+                                 what + ' limit upper')[0]
+                    if lo > up:
+                        raise URDFError('%s: limit lower %g > upper %g' % (what, lo, up))
+                    info.lower, info.upper = float(lo), float(up)
+            dyn = j.dynamics
+            if dyn is not None:
+                damping = dyn.damping if dyn.damping is not None else 0.0
+                friction = dyn.friction if dyn.friction is not None else 0.0
+                damping, friction = finite([damping, friction], what + ' dynamics')
+                if damping < 0 or friction < 0:
+                    raise URDFError('%s: dynamics damping and friction must be >= 0' % what)
+                info.damping, info.friction = float(damping), float(friction)
+            if j.mimic is not None:
+                m = j.mimic
+                if not m.joint:
+                    raise URDFError('%s: <mimic> needs joint=...' % what)
+                mult = m.multiplier if m.multiplier is not None else 1.0
+                off = m.offset if m.offset is not None else 0.0
+                mult, off = finite([mult, off], what + ' mimic')
+                info.mimic = (m.joint, float(mult), float(off))
+        jseen[name] = info
+        parent_of[j.child] = info
+        plan.joints.append(info)
+        plan.children[j.parent].append(info)
+    roots = [l for l in plan.links if l not in parent_of]
+    if not plan.links:
+        raise URDFError('%s: the robot has no links' % where)
+    if len(roots) > 1:
+        raise URDFError('%s: the robot has %d roots (links without a parent joint: %s); a '
+                        'URDF must be one tree' % (where, len(roots), ', '.join(map(repr, roots))))
+    if not roots:
+        raise URDFError('%s: the joints form a cycle (every link has a parent joint: %s)'
+                        % (where, ', '.join(repr(j.name) for j in plan.joints)))
+    plan.root = roots[0]
+    reached = set()
+    stack = [plan.root]
+    while stack:
+        link = stack.pop()
+        reached.add(link)
+        stack.extend(j.child for j in plan.children[link])
+    if len(reached) != len(plan.links):
+        lost = [l for l in plan.links if l not in reached]
+        cyc = [parent_of[l].name for l in lost]
+        raise URDFError('%s: the joints form a cycle: links %s are not reachable from the '
+                        'root %r (joints %s)' % (where, ', '.join(map(repr, lost)), plan.root,
+                                                 ', '.join(map(repr, cyc))))
+    for info in plan.joints:
+        if info.mimic is None:
+            continue
+        ref = info.mimic[0]
+        if ref not in jseen:
+            raise URDFError('%s: joint %r mimics a missing joint %r' % (where, info.name, ref))
+        if ref == info.name:
+            raise URDFError('%s: joint %r mimics itself' % (where, info.name))
+        if not jseen[ref].moving:
+            raise URDFError('%s: joint %r mimics the fixed joint %r' % (where, info.name, ref))
+        chain = [info.name]
+        cur = jseen[ref]
+        while cur.mimic is not None:
+            if cur.name in chain:
+                raise URDFError('%s: mimic joints form a cycle: %s'
+                                % (where, ' -> '.join(map(repr, chain + [cur.name]))))
+            chain.append(cur.name)
+            cur = jseen[cur.mimic[0]]
+    return plan
+
+
+def read_description(root, where):
+    """The validated :class:`Description` of a ``<robot>`` element from :func:`parse_xml`.
+
+    ``where`` prefixes every error message (e.g. ``"URDF file 'x.urdf'"``).
+    """
+    return _validate(_to_urdf_model(root, where), where)

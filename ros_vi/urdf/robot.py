@@ -1,0 +1,200 @@
+"""The robot description object: what the importer knows about one imported robot."""
+import numpy as np
+
+from ..mechanics import dynamics
+
+__all__ = ['URDFRobot']
+
+
+class URDFRobot:
+    """What the importer knows about one imported robot (``system.urdf``).
+
+    Access follows one rule: facts of the description that take no argument are read-only
+    properties (``robot.joint_names``, ``robot.effort_limits``, ``robot.root_link``); lookups
+    by name are methods (``robot.joint('elbow')``, ``robot.link_frame('base')``), and so are
+    evaluations at the system's current state (``robot.link_poses()``,
+    ``robot.link_body_velocities()``).
+
+    All per-joint arrays are in **config order** (the order of the robot's configs in
+    ``system.configs``), which is the order of :attr:`joint_names`.  Array properties return
+    a new array on each access.
+    """
+
+    def __init__(self, system, name, prefix, root_link, joints, link_frames, forces):
+        self._system = system
+        self._name = name
+        self._prefix = prefix
+        self._root_link = root_link
+        self._joints = {j.name: j for j in joints}
+        self._joint_list = joints
+        self._link_frames = link_frames      # link name -> Frame (file order)
+        self._forces = forces                # 'damping', 'friction', 'limits', 'gravity', 'mimic'
+
+    def __repr__(self):
+        return '<URDFRobot %r prefix=%r: %d links, %d moving joints>' % (
+            self._name, self._prefix, len(self._link_frames), len(self._moving()))
+
+    # identity ----------------------------------------------------------------
+    @property
+    def system(self):
+        """The :class:`System` the robot was imported into."""
+        return self._system
+
+    @property
+    def name(self):
+        """``<robot name>`` (None if absent)."""
+        return self._name
+
+    @property
+    def prefix(self):
+        """The import prefix of frame, config and input names ('' for none)."""
+        return self._prefix
+
+    @property
+    def root_link(self):
+        """URDF name of the root link."""
+        return self._root_link
+
+    @property
+    def forces(self):
+        """``{'gravity', 'damping', 'friction', 'limits': force or potential,
+        'mimic': [constraints]}`` (only the keys the import created)."""
+        return dict(self._forces)
+
+    @property
+    def mimic_constraints(self):
+        """The :class:`constraints.Mimic` of the mimic joints (list)."""
+        return list(self._forces.get('mimic', []))
+
+    # joints ----------------------------------------------------------------
+    def _moving(self):
+        js = [j for j in self._joint_list if j.config is not None]
+        return sorted(js, key=lambda j: j.config.index)
+
+    def _actuated(self):
+        js = [j for j in self._joint_list if j.input is not None]
+        return sorted(js, key=lambda j: j.input.index)
+
+    def joint(self, name):
+        """:class:`JointInfo` of a joint (URDF name, without prefix)."""
+        try:
+            return self._joints[name]
+        except KeyError:
+            raise KeyError('robot %r has no joint %r' % (self._name, name)) from None
+
+    @property
+    def joint_names(self):
+        """URDF names of the moving joints in config order (list of str)."""
+        return [j.name for j in self._moving()]
+
+    @property
+    def config_names(self):
+        """Config names (prefixed joint names) in config order."""
+        return [j.config.name for j in self._moving()]
+
+    @property
+    def config_indices(self):
+        """Indices of the robot's configs in ``system.configs`` (int array, config order)."""
+        return np.array([j.config.index for j in self._moving()], dtype=int)
+
+    @property
+    def fixed_joint_names(self):
+        """URDF names of the fixed joints (file order)."""
+        return [j.name for j in self._joint_list if j.config is None]
+
+    @property
+    def position_limits(self):
+        """``(lower, upper)`` arrays [rad or m] in config order (``-inf``/``inf`` if none)."""
+        js = self._moving()
+        return (np.array([j.lower for j in js]), np.array([j.upper for j in js]))
+
+    @property
+    def effort_limits(self):
+        """``<limit effort>`` per joint in config order [N m or N] (``inf`` if none)."""
+        return np.array([j.effort for j in self._moving()])
+
+    @property
+    def velocity_limits(self):
+        """``<limit velocity>`` per joint in config order [rad/s or m/s] (``inf`` if none)."""
+        return np.array([j.velocity for j in self._moving()])
+
+    @property
+    def damping_coefficients(self):
+        """``<dynamics damping>`` per joint in config order [N m s/rad or N s/m]."""
+        return np.array([j.damping for j in self._moving()])
+
+    @property
+    def friction_coefficients(self):
+        """``<dynamics friction>`` per joint in config order [N m or N]."""
+        return np.array([j.friction for j in self._moving()])
+
+    # actuation inputs --------------------------------------------------------
+    @property
+    def input_names(self):
+        """Names of the actuation inputs (in ``system.inputs`` order)."""
+        return [j.input.name for j in self._actuated()]
+
+    @property
+    def input_joint_names(self):
+        """URDF joint of each actuation input (same order as :attr:`input_names`)."""
+        return [j.name for j in self._actuated()]
+
+    @property
+    def input_indices(self):
+        """Indices of the actuation inputs in ``system.inputs`` (int array)."""
+        return np.array([j.input.index for j in self._actuated()], dtype=int)
+
+    @property
+    def input_effort_limits(self):
+        """Effort limit of each actuation input [N m or N] (same order as input_names)."""
+        return np.array([j.effort for j in self._actuated()])
+
+    # links -----------------------------------------------------------------
+    @property
+    def link_names(self):
+        """URDF link names (file order)."""
+        return list(self._link_frames)
+
+    def link_frame(self, link):
+        """The :class:`Frame` of a link (URDF name, without prefix)."""
+        try:
+            return self._link_frames[link]
+        except KeyError:
+            raise KeyError('robot %r has no link %r' % (self._name, link)) from None
+
+    def link_pose(self, link):
+        """(4, 4) world pose of a link frame at the system's current q."""
+        return self.link_frame(link).g()
+
+    def link_poses(self):
+        """``{link: (4, 4) world pose}`` for every link, from one kinematics evaluation."""
+        R, P, _ = dynamics.kinematics(self._system.model, self._system.data)
+        out = {}
+        for name, frame in self._link_frames.items():
+            g = np.eye(4)
+            i = frame.index
+            g[:3, :3] = R[i]
+            g[:3, 3] = P[i]
+            out[name] = g
+        return out
+
+    def link_body_velocity(self, link):
+        """Body velocity of a link at the current (q, dq): ``(v (3,), w (3,))``.
+
+        ``v`` [m/s] is the velocity of the link origin and ``w`` [rad/s] its angular velocity,
+        both in the link's own axes (a ROS ``Twist`` in the link frame).
+        """
+        frame = self.link_frame(link)
+        model, data = self._system.model, self._system.data
+        R, P, S = dynamics.kinematics(model, data)
+        i = frame.index
+        dq = data.dq
+        cs = np.nonzero(model.frame_anc[i])[0]
+        tw = S[cs].T @ dq[cs] if cs.size else np.zeros(6)   # world twist (w, v at origin)
+        w_world = tw[:3]
+        v_world = tw[3:] + np.cross(w_world, P[i])
+        return R[i].T @ v_world, R[i].T @ w_world
+
+    def link_body_velocities(self):
+        """``{link: (v, w)}`` for every link (see :meth:`link_body_velocity`)."""
+        return {name: self.link_body_velocity(name) for name in self._link_frames}

@@ -1,0 +1,172 @@
+"""ros_vi.resources: the one locator of shipped files (ament index, pip data files, editable
+install), and the public xacro / URDF-text functions of ros_vi.urdf."""
+import json
+import os
+import sys
+
+import pytest
+
+from ros_vi import resources
+from ros_vi.control.presets import urdf_path
+from ros_vi.resources import ResourceError, resolve_uri, share_directory, shipped_model
+from ros_vi.urdf import (URDFError, URDFSecurityError, import_urdf, load_urdf_text,
+                         xacro_to_urdf)
+
+
+def _fake_share(root, models=('x',), index=False):
+    """``root/share/ros_vi`` with package.xml and urdf/<model>.urdf (and the ament index
+    marker of ros_vi when ``index``): the layout colcon and pip installs produce."""
+    share = os.path.join(str(root), 'share', 'ros_vi')
+    os.makedirs(os.path.join(share, 'urdf'))
+    with open(os.path.join(share, 'package.xml'), 'w') as f:
+        f.write('<package format="3"><name>ros_vi</name></package>\n')
+    for name in models:
+        with open(os.path.join(share, 'urdf', name + '.urdf'), 'w') as f:
+            f.write('<robot name="%s"><link name="a"/></robot>\n' % name)
+    if index:
+        marker = os.path.join(str(root), 'share', 'ament_index', 'resource_index', 'packages')
+        os.makedirs(marker)
+        open(os.path.join(marker, 'ros_vi'), 'w').close()
+    return share
+
+
+@pytest.fixture
+def no_ament(monkeypatch):
+    monkeypatch.delenv('AMENT_PREFIX_PATH', raising=False)
+
+
+def test_this_environment_finds_the_shipped_models(no_ament):
+    share = share_directory()
+    assert os.path.isfile(os.path.join(share, 'package.xml'))
+    for name in ('pendulum', 'cartpole', 'acrobot', 'arm7'):
+        path = shipped_model(name)
+        assert path == os.path.join(share, 'urdf', name + '.urdf') and os.path.isfile(path)
+        assert resolve_uri('package://ros_vi/urdf/%s.urdf' % name) == path
+        assert urdf_path(name) == path
+    assert os.path.isfile(resolve_uri('package://ros_vi/config/acrobot.yaml'))
+
+
+def test_editable_install_uses_the_recorded_project_directory(no_ament):
+    """In a development environment (pip install -e) the share folder is the project
+    directory the installed distribution records, not a path relative to the source."""
+    from importlib import metadata
+    try:
+        info = json.loads(metadata.distribution('ros_vi').read_text('direct_url.json') or '{}')
+    except metadata.PackageNotFoundError:
+        pytest.skip('ros_vi is not installed in this environment')
+    if not info.get('dir_info', {}).get('editable') or \
+            os.path.isfile(os.path.join(sys.prefix, 'share', 'ros_vi', 'package.xml')):
+        pytest.skip('not an editable install')
+    project = info['url'][len('file://'):]
+    assert os.path.samefile(share_directory(), project)
+
+
+def test_colcon_layout_on_the_ament_prefix_path_comes_first(tmp_path, monkeypatch):
+    pytest.importorskip('ament_index_python')
+    share = _fake_share(tmp_path / 'install', models=('x',), index=True)
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(tmp_path / 'install'))
+    assert share_directory() == share
+    assert shipped_model('x') == os.path.join(share, 'urdf', 'x.urdf')
+    assert resolve_uri('package://ros_vi/urdf/x.urdf') == shipped_model('x')
+    with pytest.raises(ResourceError, match=r"shipped model 'acrobot' not found.*models: x"):
+        shipped_model('acrobot')
+
+
+def test_monkeypatched_ament_index_is_asked_first(tmp_path, monkeypatch):
+    ament = pytest.importorskip('ament_index_python.packages')
+    share = _fake_share(tmp_path / 'prefix')
+    asked = []
+
+    def lookup(package):
+        asked.append(package)
+        return share
+    monkeypatch.setattr(ament, 'get_package_share_directory', lookup)
+    assert shipped_model('x') == os.path.join(share, 'urdf', 'x.urdf')
+    assert resolve_uri('package://other_pkg/meshes/a.dae') == \
+        os.path.join(share, 'meshes', 'a.dae')
+    assert asked == ['ros_vi', 'other_pkg']
+
+
+def test_pip_data_files_under_sys_prefix(tmp_path, monkeypatch, no_ament):
+    share = _fake_share(tmp_path / 'venv', models=('y',))
+    monkeypatch.setattr(sys, 'prefix', str(tmp_path / 'venv'))
+    assert share_directory() == share
+    assert shipped_model('y') == os.path.join(share, 'urdf', 'y.urdf')
+
+
+def test_nothing_found_names_every_place_tried(tmp_path, monkeypatch, no_ament):
+    monkeypatch.setattr(sys, 'prefix', str(tmp_path))
+    monkeypatch.setattr(resources, '_distribution', lambda: None)
+    with pytest.raises(ResourceError) as info:
+        share_directory()
+    msg = str(info.value)
+    assert 'ament index' in msg and os.path.join(str(tmp_path), 'share', 'ros_vi') in msg \
+        and 'editable install' in msg
+    with pytest.raises(ResourceError, match=r"cannot resolve 'package://ros_vi/urdf/a.urdf'"):
+        resolve_uri('package://ros_vi/urdf/a.urdf')
+
+
+def test_unknown_package_gives_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(tmp_path))
+    with pytest.raises(ResourceError,
+                       match=r"cannot resolve 'package://no_such_pkg_xyz/a.urdf': .*"
+                             r"'no_such_pkg_xyz' not found"):
+        resolve_uri('package://no_such_pkg_xyz/a.urdf')
+    with pytest.raises(ResourceError, match='expected package://<package>/<path>'):
+        resolve_uri('package://ros_vi')
+    with pytest.raises(FileNotFoundError):           # ResourceError is one
+        shipped_model('no_such_model')
+
+
+def test_file_uris_and_plain_paths():
+    assert resolve_uri('file:///abs/robot.urdf') == '/abs/robot.urdf'
+    assert resolve_uri('rel/robot.urdf') == 'rel/robot.urdf'
+    assert resolve_uri('/abs/robot.xacro') == '/abs/robot.xacro'
+
+
+XACRO = '''<?xml version="1.0"?>
+<robot name="bot" xmlns:xacro="http://www.ros.org/wiki/xacro">
+  <xacro:arg name="mass" default="1.0"/>
+  <xacro:arg name="child" default="bob"/>
+  <link name="world"/>
+  <link name="$(arg child)"><inertial><origin xyz="0 0 -1"/><mass value="$(arg mass)"/>
+    <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>
+  <joint name="theta" type="continuous"><parent link="world"/><child link="$(arg child)"/>
+    <axis xyz="1 0 0"/></joint>
+</robot>
+'''
+
+
+def test_xacro_to_urdf_with_arguments(tmp_path):
+    path = tmp_path / 'bot.urdf.xacro'
+    path.write_text(XACRO)
+    text = xacro_to_urdf(str(path), {'mass': 2.5, 'child': 'weight'})
+    assert isinstance(text, str) and 'xacro:' not in text
+    s = import_urdf(text)
+    assert s.urdf.link_names == ['world', 'weight']
+    s.q = 0.0
+    assert abs(s.mass_matrix()[0, 0] - 2.5) < 1e-12
+    assert 'value="1.0"' in xacro_to_urdf(path)          # defaults; a Path is fine
+    assert load_urdf_text(str(path)) == xacro_to_urdf(str(path))
+
+
+def test_load_urdf_text_and_xacro_errors(tmp_path):
+    plain = tmp_path / 'r.urdf'
+    plain.write_text('<robot name="r"><link name="a"/></robot>')
+    assert load_urdf_text(str(plain)) == plain.read_text()
+    with pytest.raises(URDFError, match="no such file '.*missing.urdf'"):
+        load_urdf_text(str(tmp_path / 'missing.urdf'))
+    with pytest.raises(URDFError, match='no such file'):
+        xacro_to_urdf(str(tmp_path / 'missing.xacro'))
+    bad = tmp_path / 'bad.xacro'
+    bad.write_text('<robot name="b" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+                   '<link name="${undefined_name}"/></robot>')
+    with pytest.raises(URDFError, match='xacro'):
+        xacro_to_urdf(str(bad))
+    evil = tmp_path / 'evil.xacro'
+    evil.write_text('<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY e SYSTEM "file:///etc/'
+                    'hostname">]><robot name="r"><link name="&e;"/></robot>')
+    with pytest.raises(URDFSecurityError, match='ENTITY'):
+        xacro_to_urdf(str(evil))
+    with pytest.raises(URDFSecurityError):
+        load_urdf_text(str(evil))
