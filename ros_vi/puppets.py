@@ -57,8 +57,8 @@ from .mechanics import constraints as _constraints
 from .mechanics import forces as _forces
 from .mechanics import potentials as _potentials
 
-# Dimensions of the default puppet (measured from a real marionette by motion capture in
-# the trep papers).  Lengths in m; mass entries are [M kg, Ixx, Iyy, Izz kg m^2] about the
+# Dimensions of the default puppet (trep's values, which come from motion-capture data).
+# Lengths in m; mass entries are [M kg, Ixx, Iyy, Izz kg m^2] about the
 # named frame's axes.
 DEFAULT_DIMENSIONS = {
     # legs: hip centre -> knee axis (femur), knee axis -> ankle axis (tibia), foot length
