@@ -396,13 +396,33 @@ class PointToPoint2D(PointToPointGroup):
         PointToPointGroup.__init__(self, system, _PLANES[plane], frame1, frame2, name)
 
 
-class PointToPoint1D(PointToPointGroup):
-    """One constraint along world ``axis`` 'x', 'y' or 'z'.
+class PointToPoint1D(PointToPoint):
+    """One constraint along world ``axis``: ``h = (p1 - p2)[axis]`` [m].
 
-    ``PointToPoint1D(system, axis, frame1, frame2, name=None)``.
+    ``PointToPoint1D(system, axis, frame1, frame2, name=None, tolerance=1e-10)`` with
+    ``axis`` 'x', 'y' or 'z' (or 'X', 'Y', 'Z').  As in trep, the object is itself the
+    :class:`Constraint` (listed in ``System.constraints`` under ``name``) with ``h``,
+    ``h_dq`` ... ``h_dqdqdqdq``, ``index`` and ``tolerance``; ``axis`` is the axis index 0,
+    1 or 2 (trep keeps the letter).  It also behaves as a one-element
+    :class:`PointToPointGroup` (``len``, iteration and ``[0]`` give the constraint itself,
+    ``constraints`` is ``(self,)``), like the objects ``PointToPoint2D/3D`` return.
     """
 
-    def __init__(self, system, axis, frame1, frame2, name=None):
-        if not isinstance(axis, str) or axis not in _AXES:
+    def __init__(self, system, axis, frame1, frame2, name=None, tolerance=1e-10):
+        if not isinstance(axis, str) or axis.lower() not in _AXES:
             raise ValueError("PointToPoint1D: axis must be 'x', 'y' or 'z', got %r" % (axis,))
-        PointToPointGroup.__init__(self, system, (_AXES[axis],), frame1, frame2, name)
+        PointToPoint.__init__(self, system, axis.lower(), frame1, frame2, name, tolerance)
+
+    @property
+    def constraints(self):
+        """``(self,)``: the group view of this single constraint."""
+        return (self,)
+
+    def __len__(self):
+        return 1
+
+    def __iter__(self):
+        return iter((self,))
+
+    def __getitem__(self, i):
+        return (self,)[i]

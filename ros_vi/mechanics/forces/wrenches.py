@@ -280,6 +280,24 @@ class SpatialWrench(_Wrench):
 
     _kind = 'SpatialWrench'
 
+    # trep's accessor methods of SpatialWrench (the properties frame, wrench and wrench_val
+    # are the same values)
+    def get_frame(self):
+        """The frame the wrench is applied to (same as :attr:`frame`)."""
+        return self._frame
+
+    def get_wrench(self):
+        """Same as :attr:`wrench`, as a list of 6."""
+        return list(self.wrench)
+
+    def get_wrench_val(self):
+        """Same as :attr:`wrench_val`, as a list of 6 [N, N m]."""
+        return list(self.wrench_val)
+
+    def set_wrench_val(self, wrench):
+        """Same as setting :attr:`wrench_val`."""
+        self.wrench_val = wrench
+
     def _twists(self, p, order):
         gi, GI1, G1 = p.ginv, p.GI1, p.G1
         if order == 0:

@@ -62,9 +62,17 @@ class NonlinearConfigSpring(Potential):
         """The config the spring depends and acts on (read only)."""
         return self._config
 
+    def get_config(self):
+        """The config the spring acts on (trep's accessor; same as :attr:`config`)."""
+        return self._config
+
     @property
     def spline(self):
         """The spline relating the scaled config to the force."""
+        return self._spline
+
+    def get_spline(self):
+        """The spline (trep's accessor; same as :attr:`spline`)."""
         return self._spline
 
     @spline.setter
