@@ -8,7 +8,9 @@
 2. the data files of a (non-editable) pip install: ``<sys.prefix>/share/ros_vi``, or where
    the installed distribution's RECORD put ``share/ros_vi/package.xml``;
 3. an editable (development) install: the project directory recorded in the installed
-   distribution's metadata (``direct_url.json`` with ``dir_info.editable``).
+   distribution's metadata (``direct_url.json`` with ``dir_info.editable``), or the project
+   directory holding setuptools' in-tree ``ros_vi.egg-info`` metadata (which Python finds
+   first when the project directory is the current directory).
 
 :func:`resolve_uri` turns ``package://pkg/rel`` (any package through the ament index, ros_vi
 through :func:`share_directory`), ``file://path`` and plain paths into paths;
@@ -44,12 +46,11 @@ def _ament_share(package):
                          str(err).strip("'\"") or type(err).__name__))
 
 
-def _distribution():
+def _distributions():
+    """Every installed distribution named ros_vi, in sys.path order (a project directory
+    on sys.path contributes its in-tree egg-info metadata before the venv's dist-info)."""
     from importlib import metadata
-    try:
-        return metadata.distribution(PACKAGE)
-    except metadata.PackageNotFoundError:
-        return None
+    return [d for d in metadata.distributions(name=PACKAGE)]
 
 
 def _is_share(folder):
@@ -75,6 +76,10 @@ def _editable_project(dist):
         return None, 'editable install: no installed distribution %r' % PACKAGE
     text = dist.read_text('direct_url.json')
     if not text:
+        # setuptools' in-tree metadata (<project>/ros_vi.egg-info): its folder is the project
+        folder = os.path.abspath(str(dist.locate_file('')))
+        if os.path.isdir(os.path.join(folder, PACKAGE + '.egg-info')) and _is_share(folder):
+            return folder, None
         return None, 'editable install: distribution %r has no direct_url.json' % PACKAGE
     try:
         info = json.loads(text)
@@ -100,12 +105,12 @@ def share_directory():
     if folder is not None:
         return folder
     tried.append(note)
-    dist = _distribution()
     for lookup in (_installed_share, _editable_project):
-        folder, note = lookup(dist)
-        if folder is not None:
-            return folder
-        tried.append(note)
+        for dist in _distributions() or [None]:
+            folder, note = lookup(dist)
+            if folder is not None:
+                return folder
+            tried.append(note)
     raise ResourceError('cannot find the share folder of %s (tried: %s)'
                         % (PACKAGE, '; '.join(tried)))
 

@@ -531,3 +531,18 @@ def test_set_midpoint_calc_p2_and_discrete_fm2(fast):
     other = MidpointVI(s, fast=fast)
     other.initialize_from_configs(mvi.t1, q1, mvi.t2, q2)
     np.testing.assert_array_equal(other.p2, mvi.p2)
+
+
+def test_singular_newton_matrix_is_a_convergence_error_and_keeps_the_state():
+    """A dynamic config that moves no mass makes the DEL Jacobian singular: the general
+    path reports a ConvergenceError (as trep does, so optimisers' line searches treat it as
+    a failed simulation), not numpy's LinAlgError, and the state is unchanged."""
+    s = trep.System()
+    s.import_frames([tx('x'), rz('theta'), [tx(1.0, mass=1.0)]])   # x moves nothing
+    trep.potentials.Gravity(s, (0.0, -9.8, 0.0))
+    mvi = MidpointVI(s, fast=False)
+    mvi.initialize_from_state(0.0, [0.0, 0.5], [0.0, 0.0])
+    with pytest.raises(ConvergenceError, match='singular'):
+        mvi.step(0.01)
+    assert mvi.t2 == 0.0
+    np.testing.assert_array_equal(mvi.q2, [0.0, 0.5])

@@ -46,23 +46,42 @@ def test_this_environment_finds_the_shipped_models(no_ament):
     assert os.path.isfile(resolve_uri('package://ros_vi/config/acrobot.yaml'))
 
 
-def test_editable_install_uses_the_recorded_project_directory(no_ament):
+class _FakeDistribution:
+    """What importlib.metadata gives for a pip editable install: a dist-info holding
+    direct_url.json (and no data files)."""
+    files = []
+
+    def __init__(self, direct_url):
+        self._direct_url = direct_url
+
+    def read_text(self, name):
+        return self._direct_url if name == 'direct_url.json' else None
+
+    def locate_file(self, path):
+        return os.path.join('/nonexistent-site-packages', str(path))
+
+
+def test_editable_install_uses_the_recorded_project_directory(tmp_path, monkeypatch,
+                                                               no_ament):
     """In a development environment (pip install -e) the share folder is the project
     directory the installed distribution records, not a path relative to the source."""
-    from importlib import metadata
-    try:
-        info = json.loads(metadata.distribution('ros_vi').read_text('direct_url.json') or '{}')
-    except metadata.PackageNotFoundError:
-        pytest.skip('ros_vi is not installed in this environment')
-    if not info.get('dir_info', {}).get('editable') or \
-            os.path.isfile(os.path.join(sys.prefix, 'share', 'ros_vi', 'package.xml')):
-        pytest.skip('not an editable install')
-    project = info['url'][len('file://'):]
-    assert os.path.samefile(share_directory(), project)
+    project = tmp_path / 'checkout'
+    (project / 'urdf').mkdir(parents=True)
+    (project / 'package.xml').write_text('<package format="3"><name>ros_vi</name></package>\n')
+    (project / 'urdf' / 'w.urdf').write_text('<robot name="w"><link name="a"/></robot>\n')
+    url = json.dumps({'url': project.as_uri(), 'dir_info': {'editable': True}})
+    monkeypatch.setattr(sys, 'prefix', str(tmp_path / 'venv'))
+    monkeypatch.setattr(resources, '_distributions', lambda: [_FakeDistribution(url)])
+    assert share_directory() == str(project)
+    assert shipped_model('w') == os.path.join(str(project), 'urdf', 'w.urdf')
+    # a non-editable record is not taken for a project directory
+    url = json.dumps({'url': project.as_uri(), 'dir_info': {}})
+    monkeypatch.setattr(resources, '_distributions', lambda: [_FakeDistribution(url)])
+    with pytest.raises(ResourceError, match='not an editable install'):
+        share_directory()
 
 
 def test_colcon_layout_on_the_ament_prefix_path_comes_first(tmp_path, monkeypatch):
-    pytest.importorskip('ament_index_python')
     share = _fake_share(tmp_path / 'install', models=('x',), index=True)
     monkeypatch.setenv('AMENT_PREFIX_PATH', str(tmp_path / 'install'))
     assert share_directory() == share
@@ -73,7 +92,7 @@ def test_colcon_layout_on_the_ament_prefix_path_comes_first(tmp_path, monkeypatc
 
 
 def test_monkeypatched_ament_index_is_asked_first(tmp_path, monkeypatch):
-    ament = pytest.importorskip('ament_index_python.packages')
+    import ament_index_python.packages as ament
     share = _fake_share(tmp_path / 'prefix')
     asked = []
 
@@ -96,7 +115,7 @@ def test_pip_data_files_under_sys_prefix(tmp_path, monkeypatch, no_ament):
 
 def test_nothing_found_names_every_place_tried(tmp_path, monkeypatch, no_ament):
     monkeypatch.setattr(sys, 'prefix', str(tmp_path))
-    monkeypatch.setattr(resources, '_distribution', lambda: None)
+    monkeypatch.setattr(resources, '_distributions', lambda: [])
     with pytest.raises(ResourceError) as info:
         share_directory()
     msg = str(info.value)
@@ -170,3 +189,19 @@ def test_load_urdf_text_and_xacro_errors(tmp_path):
         xacro_to_urdf(str(evil))
     with pytest.raises(URDFSecurityError):
         load_urdf_text(str(evil))
+
+
+def test_in_tree_egg_info_of_a_development_checkout_is_found(tmp_path, monkeypatch, no_ament):
+    """Run from the project directory, Python finds setuptools' in-tree ros_vi.egg-info
+    before the venv's metadata; its folder is the project, so the models are found there."""
+    project = tmp_path / 'project'
+    (project / 'urdf').mkdir(parents=True)
+    (project / 'package.xml').write_text('<package format="3"><name>ros_vi</name></package>\n')
+    (project / 'urdf' / 'z.urdf').write_text('<robot name="z"><link name="a"/></robot>\n')
+    egg = project / 'ros_vi.egg-info'
+    egg.mkdir()
+    (egg / 'PKG-INFO').write_text('Metadata-Version: 2.1\nName: ros_vi\nVersion: 0.1.0\n')
+    monkeypatch.setattr(sys, 'prefix', str(tmp_path / 'empty'))
+    monkeypatch.syspath_prepend(str(project))
+    assert share_directory() == str(project)
+    assert shipped_model('z') == os.path.join(str(project), 'urdf', 'z.urdf')

@@ -410,6 +410,11 @@ class MidpointVI:
             q2, p2, lam, iterations = self._solve_general(guess, lam, max_iterations)
         except Exception as exc:
             self._restore(saved)
+            if isinstance(exc, np.linalg.LinAlgError):
+                # a singular Newton matrix is a failed step, as trep reports it (LinAlgError
+                # is a ValueError, which would otherwise read as bad input)
+                raise ConvergenceError('step to t=%g: singular DEL Jacobian (%s)'
+                                       % (t2, exc)) from exc
             if isinstance(exc, (ConvergenceError, ValueError)):
                 raise
             raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc

@@ -74,7 +74,7 @@ def _chain_derivatives(system, frame, order, direction=None):
     D2 (nQ, nQ, 3), D3 (nQ, nQ, nQ, 3)]`` truncated after ``order``.
     """
     R, P, S = system._kinematics()
-    model = system._model
+    model = system.model
     nq = system.nQ
     i = frame.index
     if direction is None:
@@ -141,7 +141,7 @@ class _VectorQuantity:
         self._data = {}
 
     def get(self, tag, order, compute):
-        cache = self._system._cache
+        cache = self._system.data.cache
         if self._key is not cache:
             self._key = cache
             self._data = {}

@@ -115,11 +115,11 @@ class _Wrench(Force):
                 self._inputs[k].u = v
             else:
                 self._constants[k] = v
-        self._system._invalidate()
+        self._system.data.invalidate()
 
     def _values(self):
         w = self._constants.copy()
-        u = self._system._u
+        u = self._system.data.u
         for k, inp in enumerate(self._inputs):
             if inp is not None:
                 w[k] = u[inp.index]

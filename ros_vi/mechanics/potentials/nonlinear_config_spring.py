@@ -106,7 +106,7 @@ class NonlinearConfigSpring(Potential):
 
     def _touch(self):
         if hasattr(self, '_system'):
-            self._system._invalidate()
+            self._system.data.invalidate()
 
     def _s(self):
         return self._m * self._config.q + self._b
