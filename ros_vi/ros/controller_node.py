@@ -325,9 +325,9 @@ class ControllerNode(Node):
         due = self._diag_next_ns is None or stamp_ns >= self._diag_next_ns
         if changed or due:
             if due:
-                step = int(round(period * 1e9)) if period > 0 else 0
-                self._diag_next_ns = stamp_ns + step if step == 0 else \
-                    (stamp_ns // step + 1) * step
+                period_ns = int(round(period * 1e9)) if period > 0 else 0
+                self._diag_next_ns = stamp_ns + period_ns if period_ns == 0 else \
+                    (stamp_ns // period_ns + 1) * period_ns
             self._publish_diagnostics(stamp_ns, out, changed)
 
     # ------------------------------------------------------------------ commands out

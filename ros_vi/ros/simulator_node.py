@@ -232,7 +232,7 @@ class SimulatorNode(Node):
         ratio = self.cfg.publish_rate / self.cfg.rate
         return math.floor(ticks * ratio + 1e-9) != math.floor((ticks - 1) * ratio + 1e-9)
 
-    # ------------------------------------------------------------------ stepping
+    # ------------------------------------------------------------------ ticking
     def _tick(self, force_publish=False):
         result = self.sim.tick()
         self._diag_ticks += 1
