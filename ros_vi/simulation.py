@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .control.base import actuated_inputs, angle_mask, default_effort_limits
+from .control.closed_loop import ClosedLoopResult
 from .integrators import ConvergenceError, MidpointVI
 from .mechanics import dynamics
-from .mechanics.forces import ConfigForce
+from .mechanics.inputs import config_efforts, input_configs
 
 
 @dataclass
@@ -148,23 +150,14 @@ class Simulation:
         self._joint_index = {name: i for i, name in enumerate(self.joint_names)}
 
         # inputs -> joints (ConfigForce inputs only; other inputs stay at zero)
-        self._input_config = np.full(system.nu, -1, dtype=int)
-        for force in system.forces:
-            if isinstance(force, ConfigForce):
-                self._input_config[force.finput.index] = force.config.index
-        self._joint_input = {}
-        for i, c in enumerate(self._input_config):
-            if c >= 0:
-                self._joint_input[self.joint_names[c]] = i
+        self._input_config = input_configs(system)
+        self._joint_input = {self.joint_names[c]: i
+                             for i, c in enumerate(self._input_config) if c >= 0}
         self.actuated_joint_names = [self.joint_names[c] for c in sorted(
             c for c in self._input_config if c >= 0)]
 
         if effort_limits is None:
-            effort_limits = np.full(system.nu, np.inf)
-            if self.robot is not None:
-                for name, lim in zip(self.robot.input_names,
-                                     self.robot.input_effort_limits):
-                    effort_limits[system.get_input(name).index] = lim
+            effort_limits = default_effort_limits(system)
         limits = np.array(effort_limits, dtype=float).reshape(-1)
         if limits.shape != (system.nu,) or np.any(np.isnan(limits)) or np.any(limits < 0):
             raise ValueError('effort_limits: expected %d values >= 0 (inf for none), got %r'
@@ -172,8 +165,9 @@ class Simulation:
         self.effort_limits = limits
 
         if command_joints is None:
+            driven = set(actuated_inputs(system, self.effort_limits)[0])
             command_joints = [j for j in self.actuated_joint_names
-                              if self.effort_limits[self._joint_input[j]] != 0]
+                              if system.inputs[self._joint_input[j]].name in driven]
         command_joints = list(command_joints)
         self._check_joint_names(command_joints, 'command_joints', actuated=True)
         self.command_joints = command_joints
@@ -368,19 +362,31 @@ class Simulation:
 
         Same validation and all-or-nothing rule as :meth:`set_commands`.
         """
+        arr = self._effort_vector(values, self.command_joints, 'joint')
+        self._apply(self._command_inputs, arr, t)
+
+    def set_input_commands(self, values, t=None):
+        """Set the raw command of every input of the system, (nu,) in input order
+        (``system.inputs``; inputs that are not ConfigForce joints included).  Saturation,
+        timeout and the all-or-nothing rule as for :meth:`set_commands`."""
+        names = [i.name for i in self.system.inputs]
+        self._apply(np.arange(len(names)), self._effort_vector(values, names, 'input'), t)
+
+    @staticmethod
+    def _effort_vector(values, names, what):
+        """``values`` as a finite float vector with one effort per name, or ValueError."""
         try:
             arr = np.array(values, dtype=float).reshape(-1)
         except (TypeError, ValueError):
             raise ValueError('command: efforts must be numbers, got %r' % (values,)) from None
-        n = len(self.command_joints)
-        if arr.size != n:
-            raise ValueError('command: expected %d efforts for joints [%s], got %d'
-                             % (n, ', '.join(self.command_joints), arr.size))
-        bad = [j for j, v in zip(self.command_joints, arr) if not math.isfinite(v)]
+        if arr.size != len(names):
+            raise ValueError('command: expected %d efforts for %ss [%s], got %d'
+                             % (len(names), what, ', '.join(names), arr.size))
+        bad = [n for n, v in zip(names, arr) if not math.isfinite(v)]
         if bad:
-            raise ValueError('command: non-finite effort for joint%s %s' % (
-                's' if len(bad) > 1 else '', ', '.join(repr(b) for b in bad)))
-        self._apply(self._command_inputs, arr, t)
+            raise ValueError('command: non-finite effort for %s%s %s' % (
+                what, 's' if len(bad) > 1 else '', ', '.join(repr(b) for b in bad)))
+        return arr
 
     def _apply(self, idx, arr, t):
         self._cmd[idx] = arr
@@ -420,9 +426,10 @@ class Simulation:
                 out.append(j)
         return out
 
-    # ------------------------------------------------------------------ stepping
-    def _advance(self, t_start, t_end, n, u, k):
-        """``n`` VI steps from the current state (at t_start) to t_end; returns iterations."""
+    # ------------------------------------------------------------------ ticking
+    def _vi_substeps(self, t_start, t_end, n, u, k):
+        """``n`` VI steps (substeps) from the current state (at t_start) to t_end; returns
+        the Newton iterations."""
         iterations = 0
         h = (t_end - t_start) / n
         for i in range(1, n + 1):
@@ -450,7 +457,7 @@ class Simulation:
         for level in range(self.max_refinements + 1):
             n = self.substeps * 2 ** level
             try:
-                iterations = self._advance(t_start, t_end, n, u, k)
+                iterations = self._vi_substeps(t_start, t_end, n, u, k)
             except ConvergenceError as exc:
                 error = str(exc)
                 # restart exactly where the tick began (the VI state is (t, q, p))
@@ -474,7 +481,8 @@ class Simulation:
         return result
 
     def step(self, n=1):
-        """``n`` ticks (whether paused or not); returns the list of TickResults."""
+        """``n`` ticks (whether paused or not; what the node's ``~/step`` service does);
+        returns the list of TickResults."""
         if int(n) != n or n < 0:
             raise ValueError('step: n must be an integer >= 0, got %r' % (n,))
         return [self.tick() for _ in range(int(n))]
@@ -505,10 +513,7 @@ class Simulation:
         """The :class:`SimState` at the current time (cached until the next tick/reset)."""
         if self._state_cache is None:
             q, v = self._set_output_state()
-            efforts = np.zeros(self.system.nQ)
-            for i, c in enumerate(self._input_config):
-                if c >= 0:
-                    efforts[c] += self._applied[i]
+            efforts = config_efforts(self.system, self._applied, self._input_config)
             with self.system.evaluate_at(self._out):
                 energy = self.system.total_energy()
             self._state_cache = SimState(self.t, list(self.joint_names), q, v, efforts,
@@ -572,3 +577,72 @@ class Simulation:
         if self.robot is None:
             return []
         return [self.robot.link_frame(n).name for n in self.robot.link_names]
+
+
+# ---------------------------------------------------------------------- the closed loop
+def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=None, t0=0.0):
+    """Closed loop of ``controller`` and a :class:`Simulation` of ``plant``, in one process.
+
+    The one closed loop of ros_vi (also ``ros_vi.control.simulate``): each tick k the
+    simulation's published state -- positions q_k and velocities v_k = M(q_k)^-1 p_k -- goes
+    to ``controller.compute``, whose efforts are commanded, saturated at the effort limits
+    and held over the tick to (t_{k+1}, q_{k+1}, p_{k+1}).  The simulator node in lockstep
+    with a controller node runs the same ticks, so their trajectories agree to rounding.
+
+    Parameters
+    ----------
+    controller : Controller (its own System instance, not ``plant``)
+    plant : System with the same configs (in the same order) and the controller's inputs
+    duration : float, simulated time [s] (rounded to whole ticks)
+    q0, v0 : initial positions / velocities (nQ,) (v0 default zero)
+    dt : tick [s]; default ``controller.dt``
+    effort_limits : (m,) plant saturation for the controller's inputs; default
+        ``controller.u_max``
+    t0 : initial time [s]
+
+    Returns a :class:`ros_vi.control.ClosedLoopResult`; raises ConvergenceError when a
+    tick fails even after the simulation's refinements.
+    """
+    if plant is controller.system:
+        raise ValueError('give the plant its own System: the controller uses its system as '
+                         'scratch space')
+    names = [c.name for c in plant.configs]
+    if names != controller.joint_names:
+        raise ValueError('plant configs %s differ from the controller joints %s'
+                         % (names, controller.joint_names))
+    dt = controller.dt if dt is None else float(dt)
+    ticks = int(round(duration / dt))
+    idx = np.array([plant.get_input(n).index for n in controller.input_names], dtype=int)
+    limits = np.full(plant.nu, np.inf)
+    limits[idx] = controller.u_max if effort_limits is None else np.broadcast_to(
+        np.asarray(effort_limits, dtype=float), controller.u_max.shape)
+    nq, m = plant.nQ, len(idx)
+    sim = Simulation(plant, dt, effort_limits=limits, initial_positions=q0,
+                     initial_velocities=np.zeros(nq) if v0 is None else v0, t0=t0)
+
+    T = np.zeros(ticks + 1)
+    Q = np.zeros((ticks + 1, nq))
+    P = np.zeros((ticks + 1, plant.nQd))
+    V = np.zeros((ticks + 1, nq))
+    E = np.zeros(ticks + 1)
+    U = np.zeros((ticks, m))
+    err, cost, modes = np.zeros(ticks), np.zeros(ticks), []
+    command = np.zeros(plant.nu)
+    controller.reset()
+    for k in range(ticks + 1):
+        state = sim.state()
+        T[k], Q[k], P[k], V[k], E[k] = (state.t, state.positions, sim.mvi.p2,
+                                        state.velocities, state.energy)
+        if k == ticks:
+            break
+        out = controller.compute(state.positions, state.velocities)
+        command[idx] = out.u
+        sim.set_input_commands(command)
+        result = sim.tick()
+        if not result.ok:
+            raise ConvergenceError(result.error)
+        U[k] = sim.applied_inputs()[idx]
+        err[k], cost[k] = out.energy_error, out.cost
+        modes.append(out.mode)
+    return ClosedLoopResult(T, Q, P, V, U, E, err, cost, modes, list(names),
+                            list(controller.input_names), angle_mask(plant))

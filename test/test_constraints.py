@@ -236,7 +236,7 @@ def test_bad_input_errors():
         pl.normal = [0, 0, 0]
     other = trep.System()
     other.import_frames([tx('x', name='X', mass=1.0)])
-    with pytest.raises(ValueError, match='different System'):
+    with pytest.raises(ValueError, match='another system'):
         C.Distance(s, other.get_frame('X'), 'D', 1.0)
     # failed constructions added nothing
     assert s.nc == 9 and s.nQ == 7

@@ -239,4 +239,28 @@ def test_closed_loop_matches_the_simulation_core():
         if k < len(ref.t) - 1:
             sim.set_command_vector(c.compute(st.positions, st.velocities).u)
             sim.tick()
-    np.testing.assert_allclose(np.array(qs), ref.q, atol=1e-9)
+    # simulate runs on Simulation itself: the hand-written loop is reproduced exactly
+    np.testing.assert_array_equal(np.array(qs), ref.q)
+
+
+def test_simulate_reports_a_failed_tick(monkeypatch):
+    """A tick that fails even after the simulation's refinements stops the closed loop
+    with ConvergenceError (the state would only be held)."""
+    from ros_vi import ConvergenceError, MidpointVI
+
+    def broken(self, t2, *args, **kwargs):
+        raise ConvergenceError('solver broke')
+    demo = DEMOS['pendulum']
+    controller = demo.controller(demo.model())        # designed with the real VI
+    monkeypatch.setattr(MidpointVI, 'step', broken)
+    with pytest.raises(ConvergenceError, match='state held: solver broke'):
+        simulate(controller, demo.model(), 1.0, [0.0])
+
+
+def test_simulate_is_importable_from_both_homes():
+    import ros_vi.control
+    import ros_vi.simulation
+    from ros_vi.control import closed_loop
+    assert ros_vi.control.simulate is ros_vi.simulation.simulate is closed_loop.simulate
+    with pytest.raises(AttributeError):
+        ros_vi.control.no_such_name

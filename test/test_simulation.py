@@ -177,6 +177,51 @@ def test_unactuated_joint_rejected():
     assert sim.link_transforms() == [] and sim.static_transforms() == []
 
 
+
+def test_input_configs_and_efforts_of_mixed_inputs():
+    """One input -> config map for the simulation and the controllers: ConfigForce inputs
+    map to their config, a wrench input to -1 (commandable as an input, not as a joint)."""
+    from ros_vi.mechanics.inputs import config_efforts, input_configs
+    system = trep.System()
+    system.import_frames([rx('a'), [tz(-1.0, mass=1.0), rx('b'), [tz(-1.0, mass=1.0)]]])
+    trep.potentials.Gravity(system, (0, 0, -9.8))
+    trep.forces.ConfigForce(system, 'b', 'b-torque')
+    trep.forces.BodyWrench(system, system.frames[-1], ('push',))
+    trep.forces.ConfigForce(system, 'a', 'a-torque')
+    names = [i.name for i in system.inputs]
+    configs = dict(zip(names, input_configs(system)))
+    assert configs == {'b-torque': 1, 'push': -1, 'a-torque': 0}
+    u = np.array([{'b-torque': 2.0, 'push': 7.0, 'a-torque': -3.0}[n] for n in names])
+    np.testing.assert_array_equal(config_efforts(system, u), [-3.0, 2.0])
+    sim = Simulation(system, 0.01)
+    assert sim.actuated_joint_names == ['a', 'b'] and sim.command_joints == ['a', 'b']
+    # every input, the wrench too, can be commanded in input order
+    sim.set_input_commands(u)
+    np.testing.assert_array_equal(sim.effective_command(), u)
+    sim.tick()
+    np.testing.assert_array_equal(sim.applied_inputs(), u)
+    np.testing.assert_array_equal(sim.state().efforts, [-3.0, 2.0])
+    with pytest.raises(ValueError, match=r"expected 3 efforts for inputs \[b-torque"):
+        sim.set_input_commands([1.0])
+    with pytest.raises(ValueError, match="non-finite effort for input 'push'"):
+        sim.set_input_commands([0.0 if n != 'push' else math.nan for n in names])
+    np.testing.assert_array_equal(sim.commanded(), u)        # all-or-nothing
+
+
+def test_passive_joint_rule_is_shared_with_the_controllers():
+    """A zero effort limit marks a passive joint, for the simulation's default command
+    joints and the controllers' default inputs alike (control.actuated_inputs)."""
+    from ros_vi.control import actuated_inputs, default_effort_limits
+    system = import_urdf_file(urdf('acrobot'))
+    np.testing.assert_array_equal(default_effort_limits(system), [0.0, 20.0])
+    names, limits = actuated_inputs(system)
+    assert names == ['elbow'] and limits.tolist() == [20.0]
+    assert Simulation(system, 0.01).command_joints == names
+    # limits in force decide, not the URDF: make the elbow passive, the shoulder driven
+    names, limits = actuated_inputs(system, [3.0, 0.0])
+    assert names == ['shoulder'] and limits.tolist() == [3.0]
+    assert Simulation(system, 0.01, effort_limits=[3.0, 0.0]).command_joints == ['shoulder']
+
 def test_joints_not_named_keep_their_command():
     sim = Simulation.from_urdf_file(urdf('arm7'), rate=500.0, command_timeout=0.0)
     sim.set_commands({'joint_1': 1.0, 'joint_2': 2.0})

@@ -5,17 +5,29 @@
   shaping swing-up laws (energies from the model).
 * :class:`SwingUpAndBalance` -- one controller owning the hand-over to the LQR
   (cost-to-go region with hysteresis).
-* :func:`simulate` -- the closed loop in one process; :data:`DEMOS` -- the shipped demos.
+* :func:`simulate` -- the closed loop in one process (it lives in :mod:`ros_vi.simulation`,
+  on the simulator node's loop, and is loaded from there on first use); :data:`DEMOS` -- the
+  shipped demos.
 """
-from .base import ControlOutput, Controller, actuated_inputs, angle_mask, wrap_angles
+from .base import (ControlOutput, Controller, actuated_inputs, angle_mask,
+                   default_effort_limits, wrap_angles)
 from .lqr import LQR, Equilibrium, find_equilibrium, linearize, lqr_gain
 from .swingup import AcrobotSwingUp, CartPoleSwingUp, PendulumSwingUp
 from .handover import SwingUpAndBalance
-from .closed_loop import ClosedLoopResult, settle_time, simulate, summarize
+from .closed_loop import ClosedLoopResult, settle_time, summarize
 from .presets import DEMOS, Demo, acrobot_model, cartpole_model, pendulum_model
 
-__all__ = ['ControlOutput', 'Controller', 'actuated_inputs', 'angle_mask', 'wrap_angles',
+__all__ = ['ControlOutput', 'Controller', 'actuated_inputs', 'default_effort_limits',
+           'angle_mask', 'wrap_angles',
            'LQR', 'Equilibrium', 'find_equilibrium', 'linearize', 'lqr_gain',
            'PendulumSwingUp', 'CartPoleSwingUp', 'AcrobotSwingUp', 'SwingUpAndBalance',
            'ClosedLoopResult', 'simulate', 'settle_time', 'summarize', 'DEMOS', 'Demo',
            'pendulum_model', 'cartpole_model', 'acrobot_model']
+
+
+def __getattr__(name):
+    # simulate runs on ros_vi.simulation.Simulation, which imports this package
+    if name == 'simulate':
+        from ..simulation import simulate
+        return simulate
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))

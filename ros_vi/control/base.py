@@ -20,10 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..mechanics import dynamics
-from ..mechanics.forces import ConfigForce
 from ..mechanics.frame import RX, RY, RZ
+from ..mechanics.inputs import input_configs
 
-__all__ = ['ControlOutput', 'Controller', 'angle_mask', 'wrap_angles', 'actuated_inputs']
+__all__ = ['ControlOutput', 'Controller', 'angle_mask', 'wrap_angles', 'actuated_inputs',
+           'default_effort_limits']
 
 
 @dataclass
@@ -55,19 +56,29 @@ def wrap_angles(dq, mask):
     return dq
 
 
-def actuated_inputs(system):
-    """(names, limits) of the inputs a controller may drive by default.
-
-    URDF models: the joints with a non-zero ``<limit effort>`` (a zero limit marks a passive
-    joint, exactly as the simulator treats it), limits from the URDF.  Other systems: every
-    input, unlimited.
-    """
+def default_effort_limits(system):
+    """(nu,) |u| limit of every input [N m or N]: the URDF ``<limit effort>`` of the
+    input's joint for URDF models, ``inf`` for every other input."""
+    limits = np.full(system.nu, np.inf)
     robot = getattr(system, 'urdf', None)
     if robot is not None:
-        pairs = [(n, float(l)) for n, l in zip(robot.input_names, robot.input_effort_limits)
-                 if l != 0]
-        return [n for n, _ in pairs], np.array([l for _, l in pairs])
-    return [i.name for i in system.inputs], np.full(system.nu, np.inf)
+        for name, lim in zip(robot.input_names, robot.input_effort_limits):
+            limits[system.get_input(name).index] = lim
+    return limits
+
+
+def actuated_inputs(system, limits=None):
+    """(names, limits) of the inputs that are driven by default, in input order.
+
+    The passive-joint rule, for the simulator and the controllers alike: an input whose
+    effort limit is 0 (URDF ``<limit effort="0">``) belongs to a passive joint and is not
+    driven.  ``limits`` (nu,): the effort limits in force, default
+    :func:`default_effort_limits`.
+    """
+    limits = default_effort_limits(system) if limits is None else \
+        np.asarray(limits, dtype=float).reshape(-1)
+    keep = [i for i in range(system.nu) if limits[i] != 0]
+    return [system.inputs[i].name for i in keep], limits[keep].copy()
 
 
 class Controller(abc.ABC):
@@ -197,15 +208,11 @@ class Controller(abc.ABC):
 
     def _input_configs(self):
         """Index of the config each of the controller's inputs pushes on (ConfigForce)."""
-        out = []
-        for idx, name in zip(self.input_indices, self.input_names):
-            for force in self.system.forces:
-                if isinstance(force, ConfigForce) and force.finput.index == idx:
-                    out.append(force.config.index)
-                    break
-            else:
+        configs = input_configs(self.system)[self.input_indices]
+        for name, c in zip(self.input_names, configs):
+            if c < 0:
                 raise ValueError('input %r is not a ConfigForce input' % name)
-        return np.array(out, dtype=int)
+        return configs
 
     @abc.abstractmethod
     def _law(self, q, v):

@@ -83,3 +83,29 @@ class Data:
 
     def __repr__(self):
         return '<Data t=%g q=%s dq=%s u=%s>' % (self.t, self.q, self.dq, self.u)
+
+
+class StateMemo:
+    """A dict of results for a System's current state that empties itself whenever the
+    state or the structure changes (it compares the identity of ``system.data.cache``, which
+    is replaced on every change).  For components that memoise derived quantities (tape
+    measure lengths, frame poses, constraint derivatives) between calls at one state.
+    """
+
+    def __init__(self, system):
+        self._system = system
+        self._key = None
+        self._memo = {}
+
+    def get(self):
+        """The dict for the current state (empty after any change)."""
+        cache = self._system.data.cache
+        if self._key is not cache:
+            self._key = cache
+            self._memo = {}
+        return self._memo
+
+    def clear(self):
+        """Forget everything (e.g. after a parameter of the owner changed)."""
+        self._key = None
+        self._memo = {}

@@ -23,7 +23,8 @@ RX, RY, RZ = 'rx', 'ry', 'rz'
 TX, TY, TZ = 'tx', 'ty', 'tz'
 CONST_SE3 = 'const_se3'
 
-_KIND = {CONST_SE3: FIXED, WORLD: FIXED, RX: ROT_X, RY: ROT_Y, RZ: ROT_Z,
+#: The kernel's joint kind (ros_vi.mechanics.kernel constants) of each transform type.
+TRANSFORM_KIND = {CONST_SE3: FIXED, WORLD: FIXED, RX: ROT_X, RY: ROT_Y, RZ: ROT_Z,
          TX: TRANS_X, TY: TRANS_Y, TZ: TRANS_Z}
 _ONE_PARAM = (RX, RY, RZ, TX, TY, TZ)
 
@@ -40,7 +41,7 @@ def hat(twist):
 def _local_twist(transform):
     """Unit twist of a one-parameter transform in the frame's own coordinates."""
     xi = np.zeros(6)
-    k = _KIND[transform]
+    k = TRANSFORM_KIND[transform]
     if ROT_X <= k <= ROT_Z:
         xi[k - ROT_X] = 1.0
     elif TRANS_X <= k <= TRANS_Z:
@@ -50,7 +51,7 @@ def _local_twist(transform):
 
 def _local_transform(transform, value):
     g = np.eye(4)
-    k = _KIND[transform]
+    k = TRANSFORM_KIND[transform]
     if ROT_X <= k <= ROT_Z:
         a = k - ROT_X
         b, d = (a + 1) % 3, (a + 2) % 3
@@ -122,6 +123,23 @@ def const_txyz(xyz, name=None, kinematic=False, mass=0.0):
     return _FrameDef(CONST_SE3, g, name, kinematic, mass)
 
 
+def resolve_frame(system, frame, who):
+    """The Frame of ``system`` named by ``frame`` (a Frame, a name or an index), for the
+    components that take frames as arguments; errors name ``who`` (the component)."""
+    if isinstance(frame, Frame):
+        if frame.system is not system:
+            raise ValueError('%s: frame %r belongs to another system' % (who, frame.name))
+        return frame
+    if frame is None:
+        raise TypeError('%s: expected a Frame, a frame name or an index, got None' % who)
+    try:
+        return system.get_frame(frame)
+    except KeyError as exc:
+        raise KeyError('%s: %s' % (who, exc.args[0])) from None
+    except IndexError as exc:
+        raise IndexError('%s: %s' % (who, exc.args[0])) from None
+
+
 def _check_se3(value, where):
     g = np.array(value, dtype=float)
     if g.shape != (4, 4):
@@ -174,9 +192,9 @@ class Frame:
                 raise TypeError('Frame parent must be a Frame, got %r' % (parent,))
             self._system = parent._system
             self._parent = parent
-        if transform not in _KIND:
+        if transform not in TRANSFORM_KIND:
             raise ValueError('unknown frame transform %r (expected one of %s)'
-                             % (transform, ', '.join(sorted(_KIND))))
+                             % (transform, ', '.join(sorted(TRANSFORM_KIND))))
         self._transform = transform
         self.name = name
         self._children = []

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import kernel
 from .data import Data
-from .frame import CONST_SE3, WORLD, _KIND
+from .frame import CONST_SE3, WORLD, TRANSFORM_KIND
 
 
 class Model:
@@ -49,19 +49,15 @@ class Model:
         mass_frames = []
         corder = []
         for i, f in enumerate(frames):
-            par = f._parent
+            par = f.parent
             if par is not None:
                 self.parent[i] = index[id(par)]
                 self.frame_anc[i] = self.frame_anc[self.parent[i]]
                 self.fjoint[i] = self.fjoint[self.parent[i]]
-            self.kind[i] = _KIND[f._transform]
-            if f._transform == CONST_SE3:
-                self.fixedR[i] = f._se3[:3, :3]
-                self.fixedp[i] = f._se3[:3, 3]
-            elif f._transform != WORLD:
-                self.value[i] = f._value
-            if f._config is not None:
-                c = cindex[id(f._config)]
+            self.kind[i] = TRANSFORM_KIND[f.transform_type]
+            self._set_constant(i, f)
+            if f.config is not None:
+                c = cindex[id(f.config)]
                 self.fcfg[i] = c
                 self.cframe[c] = i
                 self.cparent[c] = self.fjoint[i]
@@ -69,9 +65,10 @@ class Model:
                 self.frame_anc[i, c] = True
                 self.fjoint[i] = c
                 corder.append(c)
-            if f._has_mass():
-                self.mass[i] = f._mass
-                self.Ib[i] = f._inertia
+            inertia = f.inertia
+            if f.mass != 0.0 or np.any(inertia != 0.0):
+                self.mass[i] = f.mass
+                self.Ib[i] = inertia
                 mass_frames.append(i)
         self.mass_frames = np.array(mass_frames, dtype=np.int64)
         self.corder = np.array(corder, dtype=np.int64)
@@ -85,14 +82,20 @@ class Model:
         """A new :class:`Data` (zero state) sized for this model."""
         return Data(self.nq, self.nu)
 
+    def _set_constant(self, i, frame):
+        """Frame i's constant transform: the CONST_SE3 pose, or the parameter of a
+        one-parameter transform without a config."""
+        if frame.transform_type == CONST_SE3:
+            se3 = frame.transform_value
+            self.fixedR[i] = se3[:3, :3]
+            self.fixedp[i] = se3[:3, 3]
+        elif frame.transform_type != WORLD and frame.config is None:
+            self.value[i] = frame.transform_value
+
     def update_constants(self, frames):
         """Refresh constant transform parameters in place (no structural change)."""
         for i, f in enumerate(frames):
-            if f._transform == CONST_SE3:
-                self.fixedR[i] = f._se3[:3, :3]
-                self.fixedp[i] = f._se3[:3, 3]
-            elif f._transform != WORLD and f._config is None:
-                self.value[i] = f._value
+            self._set_constant(i, f)
 
     # Argument tuples for the kernels, in their positional order.
     def tree_args(self):

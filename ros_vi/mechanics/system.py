@@ -766,7 +766,7 @@ class System:
         """
         c = self._cache
         if c.dynamics2 is None:
-            state = (self._q.copy(), self._dq.copy(), self._u.copy())
+            state = (self._q.copy(), self._dq.copy(), self._u.copy(), self._ddq.copy())
 
             def first_at(attr, i, delta):
                 arr = getattr(self, attr)
@@ -796,7 +796,7 @@ class System:
             dq_ = derivative('_q', nq, ('dq', 'ddq', 'dddk', 'du'))
             ddq_ = derivative('_dq', nq, ('ddq', 'du'))
             du_ = derivative('_u', nu, ('du',))
-            self._q[:], self._dq[:], self._u[:] = state
+            self._q[:], self._dq[:], self._u[:], self._ddq[:] = state
             self._data.cache = c
             c.dynamics2 = {'dqdq': dq_['dq'], 'ddqdq': dq_['ddq'], 'dddkdq': dq_['dddk'],
                            'dudq': dq_['du'], 'ddqddq': ddq_['ddq'], 'duddq': ddq_['du'],

@@ -20,31 +20,11 @@ With ``S_c`` the world-frame twist of config ``c`` (``hat`` its 4x4 matrix, zero
 import numpy as np
 
 from ._derivcheck import check
-from .frame import Frame, hat
+from .data import StateMemo
+from .frame import Frame, hat, resolve_frame
 
 #: segments shorter than this [m] have no defined direction: derivatives raise ValueError
 ZERO_LENGTH = 1e-12
-
-
-class _StateCache:
-    """A dict that empties itself whenever the system's state or structure changes.
-
-    ``System`` replaces its ``_cache`` object on every change of q, dq, u, t or structure,
-    so holding a reference to it and comparing identity detects any change.
-    """
-
-    def __init__(self, system):
-        self._system = system
-        self._state = None
-        self._data = {}
-
-    def get(self):
-        system = self._system
-        system._ensure_structure()
-        if self._state is not system.data.cache:
-            self._state = system.data.cache
-            self._data = {}
-        return self._data
 
 
 class _PoseDerivatives:
@@ -118,27 +98,13 @@ class _PoseDerivatives:
         return self._G3
 
 
-def _pose(cache, frame):
-    """Cached :class:`_PoseDerivatives` of ``frame`` in a :class:`_StateCache` dict."""
+def pose_derivatives(cache, frame):
+    """Cached :class:`_PoseDerivatives` of ``frame`` in a :class:`StateMemo` dict."""
     key = ('pose', id(frame))
     out = cache.get(key)
     if out is None:
         out = cache[key] = _PoseDerivatives(frame)
     return out
-
-
-def _resolve_frame(system, frame, who):
-    """A Frame of ``system`` from an identifier, with errors naming ``who``."""
-    if isinstance(frame, Frame):
-        if frame.system is not system:
-            raise ValueError('%s: frame %r belongs to another system' % (who, frame.name))
-        return frame
-    try:
-        return system.get_frame(frame)
-    except KeyError as exc:
-        raise KeyError('%s: %s' % (who, exc.args[0])) from None
-    except IndexError as exc:
-        raise IndexError('%s: %s' % (who, exc.args[0])) from None
 
 
 class TapeMeasure:
@@ -176,8 +142,8 @@ class TapeMeasure:
         if len(frames) < 2:
             raise ValueError('TapeMeasure needs at least 2 frames, got %d' % len(frames))
         self._system = system
-        self._frames = tuple(_resolve_frame(system, f, 'TapeMeasure') for f in frames)
-        self._cache = _StateCache(system)
+        self._frames = tuple(resolve_frame(system, f, 'TapeMeasure') for f in frames)
+        self._cache = StateMemo(system)
 
     def __repr__(self):
         return '<TapeMeasure %s>' % ' -> '.join(repr(f.name) for f in self._frames)
@@ -199,7 +165,7 @@ class TapeMeasure:
         key = ('segments', order)
         if key in cache:
             return cache[key]
-        poses = [_pose(cache, f) for f in self._frames]
+        poses = [pose_derivatives(cache, f) for f in self._frames]
         out = []
         for k in range(len(poses) - 1):
             a, b = poses[k], poses[k + 1]

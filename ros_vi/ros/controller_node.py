@@ -39,7 +39,6 @@ import time
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -47,85 +46,19 @@ from std_msgs.msg import Float64MultiArray
 
 from ..control import (LQR, AcrobotSwingUp, CartPoleSwingUp, ControlOutput, Controller,
                        PendulumSwingUp, SwingUpAndBalance)
-from ..urdf import URDFError, import_urdf
 from . import conversions as conv
-from . import qos
-from .simulator_node import (ParameterError, SimulatorNode, load_urdf_text, resolve_uri,
-                             run_node)
+from . import parameters, qos
+from .parameters import (ControllerParameters, LQRControllerParameters, ParameterError,
+                         SwingUpControllerParameters)
+from .simulator_node import import_robot, run_node
 
-COMMAND_TOPICS = ('joint_commands', 'effort_controller/commands')
-LAWS = ('pendulum', 'cartpole', 'acrobot')
-
-# name -> (default, description); shared by both nodes.  Declared with dynamic typing and
-# checked in _read_parameters (so ``rate: 50`` works as well as ``rate: 50.0``).
-COMMON_PARAMETERS = {
-    'robot_description': ('', 'URDF (or processed xacro) XML text of the robot'),
-    'urdf_file': ('', 'path of a .urdf or .xacro file (package:// and file:// URIs accepted); '
-                      'used when robot_description is empty'),
-    'prefix': ('', 'prepended to joint names (as the simulator\'s prefix)'),
-    'gravity': ([0.0, 0.0, -9.81], 'gravity vector [m/s^2] of the controller\'s model'),
-    'goal_joints': ([], 'joints named by goal_positions (empty: all joints in config order)'),
-    'goal_positions': ([], 'goal configuration [rad or m] (swingup_controller: empty = the '
-                           'law\'s upright)'),
-    'Q': ([], 'LQR weights on x = [q, p]: 2n diagonal entries or (2n)^2 row-major '
-              '(empty: identity)'),
-    'R': ([], 'LQR weights on u: m diagonal entries or m^2 row-major (empty: identity)'),
-    'horizon': (0, 'LQR horizon in steps (0: infinite horizon, DARE; N: trep\'s '
-                   'finite-horizon first gain)'),
-    'rate': (100.0, 'rate [Hz] at which joint_states arrive (the simulator\'s publish_rate; '
-                    'its rate in lockstep)'),
-    'dt': (0.0, 'design step [s] of the LQR (0: 1/rate); must equal the simulator\'s tick'),
-    'effort_limits': ([], 'u_max per controlled joint [N m or N] (empty: URDF <limit effort>)'),
-    'command_topic': ('joint_commands', 'joint_commands (named, stamped JointState) or '
-                                        'effort_controller/commands (Float64MultiArray)'),
-    'handover_c_in': (0.0, 'LQR region {V < c_in}, V the cost-to-go (0: the largest level '
-                           'on which the LQR does not saturate)'),
-    'handover_c_out': (0.0, 'leave the LQR region when V > c_out (0: 2 c_in)'),
-    'state_timeout': (1.0, 'wall seconds without joint_states before publishing zero torque'),
-    'max_state_age': (0.0, 'reject states whose stamp is older than the node clock by this '
-                           'much [s] (0: off; meaningful with use_sim_time)'),
-    'diagnostics_period': (1.0, 'seconds of state time between diagnostics messages'),
-}
-
-LQR_PARAMETERS = {
-    'active_region': ('always', 'always, or region: LQR only inside the hand-over region '
-                                '(zero torque outside)'),
-}
-
-SWINGUP_PARAMETERS = {
-    'law': ('pendulum', 'swing-up law: pendulum, cartpole or acrobot'),
-    'pendulum.k_energy': (1.0, 'energy gain [N m/(J rad/s)]'),
-    'pendulum.compensate': (True, 'cancel the model\'s damping'),
-    'pendulum.kick': (0.0, 'torque at rest [N m] (0: u_max)'),
-    'cartpole.cart': ('cart', 'prismatic cart joint'),
-    'cartpole.pole': ('pole', 'pole joint'),
-    'cartpole.k_energy': (30.0, 'energy gain [m/(J rad s)]'),
-    'cartpole.a_max': (10.0, 'pump acceleration limit [m/s^2]'),
-    'cartpole.k_x': (1.0, 'cart position gain [1/s^2]'),
-    'cartpole.k_v': (2.0, 'cart velocity gain [1/s]'),
-    'cartpole.kick_accel': (5.0, 'cart acceleration at rest [m/s^2]'),
-    'acrobot.passive': ('shoulder', 'passive joint'),
-    'acrobot.active': ('elbow', 'actuated joint'),
-    'acrobot.k_p': (5.0, 'PFL stiffness [1/s^2]'),
-    'acrobot.k_d': (5.0, 'PFL damping [1/s]'),
-    'acrobot.k_energy': (0.5, 'energy weight of the Lyapunov function [1/(J s^2)]'),
-    'acrobot.den_min': (0.1, 'floor of the law denominator 1 + k_energy E~ M_bar (> 0)'),
-    'acrobot.kick_accel': (20.0, 'active joint acceleration at rest [rad/s^2]'),
-}
-
-_n = SimulatorNode._number
-_bool = SimulatorNode._bool
-_numbers = SimulatorNode._numbers
-_strings = SimulatorNode._strings
-
-
-def _string(name, value, choices=None):
-    if not isinstance(value, str):
-        raise ParameterError('parameter %s: expected a string, got %r' % (name, value))
-    if choices is not None and value not in choices:
-        raise ParameterError('parameter %s: expected one of %s, got %r'
-                             % (name, ', '.join(choices), value))
-    return value
+# the parameters (names, defaults, descriptions, checks): the dataclasses of
+# ros_vi/ros/parameters.py; {name: (default, description)} here for launch files and tests
+COMMON_PARAMETERS = parameters.table(ControllerParameters)
+LQR_PARAMETERS = {k: v for k, v in parameters.table(LQRControllerParameters).items()
+                  if k not in COMMON_PARAMETERS}
+SWINGUP_PARAMETERS = {k: v for k, v in parameters.table(SwingUpControllerParameters).items()
+                      if k not in COMMON_PARAMETERS}
 
 
 def _matrix(name, values, n):
@@ -152,14 +85,15 @@ class _Idle(Controller):
 
 # ---------------------------------------------------------------------- ROS-free factory
 def build_controller(kind, cfg, system):
-    """The :mod:`ros_vi.control` object a node runs, from its checked parameters ``cfg``.
+    """The :mod:`ros_vi.control` object a node runs, from its checked parameters ``cfg``
+    (a :class:`~ros_vi.ros.parameters.ControllerParameters`).
 
     kind: 'lqr' or 'swingup'.  Raises ParameterError naming the parameter at fault.
     Returns (controller, lqr): the object called every state and its LQR part."""
     names = [c.name for c in system.configs]
     n = system.nQd
     try:
-        probe = _Idle(system, cfg['dt'])
+        probe = _Idle(system, cfg.dt)
     except ValueError as err:
         raise ParameterError('parameter dt: %s' % err) from None
     inputs = probe.input_names
@@ -167,22 +101,22 @@ def build_controller(kind, cfg, system):
         raise ParameterError('parameter robot_description/urdf_file: the robot has no '
                              'actuated joint with a non-zero effort limit')
     u_max = None
-    if cfg['effort_limits']:
-        if len(cfg['effort_limits']) != len(inputs):
+    if cfg.effort_limits:
+        if len(cfg.effort_limits) != len(inputs):
             raise ParameterError('parameter effort_limits: %d values for the %d controlled '
-                                 'joints (%s)' % (len(cfg['effort_limits']), len(inputs),
+                                 'joints (%s)' % (len(cfg.effort_limits), len(inputs),
                                                   ', '.join(inputs)))
-        if any(v <= 0 for v in cfg['effort_limits']):
+        if any(v <= 0 for v in cfg.effort_limits):
             raise ParameterError('parameter effort_limits: must be > 0, got %r'
-                                 % cfg['effort_limits'])
-        u_max = cfg['effort_limits']
+                                 % cfg.effort_limits)
+        u_max = cfg.effort_limits
 
     goal = None
-    if cfg['goal_positions']:
-        joints = cfg['goal_joints'] or names
-        if len(cfg['goal_positions']) != len(joints):
+    if cfg.goal_positions:
+        joints = cfg.goal_joints or names
+        if len(cfg.goal_positions) != len(joints):
             raise ParameterError('parameter goal_positions: %d values for %d joints (%s)'
-                                 % (len(cfg['goal_positions']), len(joints), ', '.join(joints)))
+                                 % (len(cfg.goal_positions), len(joints), ', '.join(joints)))
         unknown = [j for j in joints if j not in names]
         if unknown:
             raise ParameterError('parameter goal_joints: unknown joint(s) %s (joints: %s)'
@@ -190,29 +124,29 @@ def build_controller(kind, cfg, system):
         if set(joints) != set(names) or len(joints) != len(names):
             raise ParameterError('parameter goal_joints: must name every joint once (%s), '
                                  'got %s' % (', '.join(names), ', '.join(joints)))
-        goal = dict(zip(joints, cfg['goal_positions']))
-    elif cfg['goal_joints']:
+        goal = dict(zip(joints, cfg.goal_positions))
+    elif cfg.goal_joints:
         raise ParameterError('parameter goal_positions: empty but goal_joints is given')
 
-    Q = _matrix('Q', cfg['Q'], 2 * n)
-    R = _matrix('R', cfg['R'], len(inputs))
-    horizon = cfg['horizon'] or None
+    Q = _matrix('Q', cfg.Q, 2 * n)
+    R = _matrix('R', cfg.R, len(inputs))
+    horizon = cfg.horizon or None
 
     swing = None
     if kind == 'swingup':
-        law, g = cfg['law'], cfg['gains']
+        law, g = cfg.law, cfg.gains
         try:
             if law == 'pendulum':
-                swing = PendulumSwingUp(system, cfg['dt'], goal=goal, k_energy=g['k_energy'],
+                swing = PendulumSwingUp(system, cfg.dt, goal=goal, k_energy=g['k_energy'],
                                         compensate=g['compensate'], kick=g['kick'] or None,
                                         u_max=u_max)
             elif law == 'cartpole':
-                swing = CartPoleSwingUp(system, cfg['dt'], cart=g['cart'], pole=g['pole'],
+                swing = CartPoleSwingUp(system, cfg.dt, cart=g['cart'], pole=g['pole'],
                                         goal=goal, k_energy=g['k_energy'], a_max=g['a_max'],
                                         k_x=g['k_x'], k_v=g['k_v'],
                                         kick_accel=g['kick_accel'], u_max=u_max)
             else:
-                swing = AcrobotSwingUp(system, cfg['dt'], passive=g['passive'],
+                swing = AcrobotSwingUp(system, cfg.dt, passive=g['passive'],
                                        active=g['active'], goal=goal, k_p=g['k_p'],
                                        k_d=g['k_d'], k_energy=g['k_energy'], den_min=g['den_min'],
                                        kick_accel=g['kick_accel'], u_max=u_max)
@@ -223,16 +157,16 @@ def build_controller(kind, cfg, system):
         raise ParameterError('parameter goal_positions: the lqr_controller needs a goal '
                              '(goal_joints and goal_positions)')
     try:
-        lqr = LQR(system, cfg['dt'], goal, Q=Q, R=R, u_max=u_max, horizon=horizon)
+        lqr = LQR(system, cfg.dt, goal, Q=Q, R=R, u_max=u_max, horizon=horizon)
     except ValueError as err:
         raise ParameterError('parameters goal_positions/Q/R/effort_limits: LQR design '
                              'failed: %s' % err) from None
-    c_in = cfg['handover_c_in'] or None
-    c_out = cfg['handover_c_out'] or None
-    if kind == 'lqr' and cfg['active_region'] == 'always':
+    c_in = cfg.handover_c_in or None
+    c_out = cfg.handover_c_out or None
+    if kind == 'lqr' and cfg.active_region == 'always':
         return lqr, lqr
     if swing is None:
-        swing = _Idle(system, cfg['dt'], u_max=lqr.u_max)
+        swing = _Idle(system, cfg.dt, u_max=lqr.u_max)
     try:
         return SwingUpAndBalance(swing, lqr, c_in, c_out), lqr
     except ValueError as err:
@@ -251,15 +185,12 @@ class ControllerNode(Node):
     """
 
     KIND = None
-    EXTRA_PARAMETERS = {}
+    PARAMETERS = ControllerParameters
 
     def __init__(self, node_name, **kwargs):
         super().__init__(node_name, **kwargs)
-        for name, (default, description) in {**COMMON_PARAMETERS,
-                                             **self.EXTRA_PARAMETERS}.items():
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=description, dynamic_typing=True))
-        self.cfg = cfg = self._read_parameters()
+        parameters.declare(self, self.PARAMETERS)
+        self.cfg = cfg = parameters.read(self, self.PARAMETERS)
         self.system = self._make_system(cfg)
         self.controller, self.lqr = build_controller(self.KIND, cfg, self.system)
         self.joint_names = list(self.controller.joint_names)
@@ -281,7 +212,7 @@ class ControllerNode(Node):
         self._warned = {}
         self._interval_warned = False
 
-        if cfg['command_topic'] == 'joint_commands':
+        if cfg.command_topic == 'joint_commands':
             self._pub_cmd = self.create_publisher(JointState, 'joint_commands',
                                                   qos.COMMAND_QOS)
         else:
@@ -291,60 +222,20 @@ class ControllerNode(Node):
         self._pub_diag = self.create_publisher(DiagnosticArray, 'diagnostics', qos.STATE_QOS)
         self.create_subscription(JointState, 'joint_states', self._on_state, qos.STATE_QOS)
         # steady clock: with use_sim_time a vanished simulator also stops /clock
-        self._watchdog = self.create_timer(cfg['state_timeout'] / 2.0, self._on_watchdog,
+        self._watchdog = self.create_timer(cfg.state_timeout / 2.0, self._on_watchdog,
                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(self._describe())
 
     # ------------------------------------------------------------------ parameters
-    def _read_parameters(self):
-        p = lambda name: self.get_parameter(name).value    # noqa: E731
-        cfg = {}
-        for name in ('robot_description', 'urdf_file', 'prefix'):
-            cfg[name] = _string(name, p(name))
-        if cfg['robot_description'].strip() and cfg['urdf_file'].strip():
-            raise ParameterError('parameters robot_description and urdf_file: give one, '
-                                 'not both')
-        if not cfg['robot_description'].strip() and not cfg['urdf_file'].strip():
-            raise ParameterError('parameters robot_description and urdf_file: one is '
-                                 'required (URDF text, or the path of a .urdf/.xacro file)')
-        cfg['gravity'] = _numbers('gravity', p('gravity'), 3)
-        cfg['goal_joints'] = _strings('goal_joints', p('goal_joints'))
-        cfg['goal_positions'] = _numbers('goal_positions', p('goal_positions'))
-        cfg['Q'] = _numbers('Q', p('Q'))
-        cfg['R'] = _numbers('R', p('R'))
-        cfg['horizon'] = _n('horizon', p('horizon'), 0, integer=True)
-        cfg['rate'] = _n('rate', p('rate'), 0.0, low_open=True)
-        cfg['dt'] = _n('dt', p('dt'), 0.0) or 1.0 / cfg['rate']
-        cfg['effort_limits'] = _numbers('effort_limits', p('effort_limits'))
-        cfg['command_topic'] = _string('command_topic', p('command_topic'), COMMAND_TOPICS)
-        cfg['handover_c_in'] = _n('handover_c_in', p('handover_c_in'), 0.0)
-        cfg['handover_c_out'] = _n('handover_c_out', p('handover_c_out'), 0.0)
-        cfg['state_timeout'] = _n('state_timeout', p('state_timeout'), 0.0, low_open=True)
-        cfg['max_state_age'] = _n('max_state_age', p('max_state_age'), 0.0)
-        cfg['diagnostics_period'] = _n('diagnostics_period', p('diagnostics_period'), 0.0)
-        self._read_extra(cfg, p)
-        return cfg
-
-    def _read_extra(self, cfg, p):
-        pass
-
     def _make_system(self, cfg):
-        if cfg['robot_description'].strip():
-            text, where = cfg['robot_description'], 'parameter robot_description'
-        else:
-            text = load_urdf_text(resolve_uri(cfg['urdf_file'].strip()))
-            where = 'parameter urdf_file (%s)' % cfg['urdf_file']
-        try:
-            return import_urdf(text, prefix=cfg['prefix'] or None, gravity=cfg['gravity'])
-        except URDFError as err:
-            raise URDFError('%s: %s' % (where, err)) from None
+        return import_robot(cfg)[1]
 
     def _describe(self):
         c, lqr = self.controller, self.lqr
         text = ('%s: joints %s, driving %s (|u| <= %s) at dt %g s, publishing on %s; LQR '
                 'goal %s, spectral radius of A-BK %.4f' % (
                     self.KIND, ', '.join(self.joint_names), ', '.join(self.command_joints),
-                    np.array2string(c.u_max, precision=4), c.dt, self.cfg['command_topic'],
+                    np.array2string(c.u_max, precision=4), c.dt, self.cfg.command_topic,
                     np.array2string(lqr.equilibrium.q, precision=4), lqr.spectral_radius))
         if isinstance(c, SwingUpAndBalance):
             text += '; hand-over V < %.6g (leave above %.6g)' % (c.c_in, c.c_out)
@@ -381,7 +272,7 @@ class ControllerNode(Node):
         stamp_ns = conv.stamp_to_ns(msg.header.stamp)
         try:
             q, v = self._state_from(msg)
-            age = self.cfg['max_state_age']
+            age = self.cfg.max_state_age
             if age > 0:
                 now_ns = self.get_clock().now().nanoseconds
                 if now_ns - stamp_ns > age * 1e9:
@@ -430,19 +321,19 @@ class ControllerNode(Node):
                                    % (stamp_ns * 1e-9, self._mode, out.mode,
                                       out.energy_error, out.cost))
         self._mode = out.mode
-        period = self.cfg['diagnostics_period']
+        period = self.cfg.diagnostics_period
         due = self._diag_next_ns is None or stamp_ns >= self._diag_next_ns
         if changed or due:
             if due:
-                step = int(round(period * 1e9)) if period > 0 else 0
-                self._diag_next_ns = stamp_ns + step if step == 0 else \
-                    (stamp_ns // step + 1) * step
+                period_ns = int(round(period * 1e9)) if period > 0 else 0
+                self._diag_next_ns = stamp_ns + period_ns if period_ns == 0 else \
+                    (stamp_ns // period_ns + 1) * period_ns
             self._publish_diagnostics(stamp_ns, out, changed)
 
     # ------------------------------------------------------------------ commands out
     def _publish(self, u, stamp):
         u = [float(x) for x in u]
-        if self.cfg['command_topic'] == 'joint_commands':
+        if self.cfg.command_topic == 'joint_commands':
             msg = JointState(name=list(self.command_joints), effort=u)
             msg.header.stamp = stamp
         else:
@@ -469,13 +360,13 @@ class ControllerNode(Node):
 
     def _on_watchdog(self):
         silent = time.monotonic() - self._last_state_wall
-        if silent < self.cfg['state_timeout']:
+        if silent < self.cfg.state_timeout:
             return
         self._missing = True
         why = ('no joint_states for %.1f s (simulator missing or stopped): publishing zero '
                'torque' % silent)
         self._publish(self._zero, self.get_clock().now().to_msg())
-        self._warn('missing', why, period=max(1.0, self.cfg['state_timeout']))
+        self._warn('missing', why, period=max(1.0, self.cfg.state_timeout))
         if self._warned.get('diag-missing', -math.inf) < time.monotonic() - 1.0:
             self._warned['diag-missing'] = time.monotonic()
             self._publish_diagnostics(self.get_clock().now().nanoseconds, None, False,
@@ -513,40 +404,20 @@ class LQRControllerNode(ControllerNode):
     """``lqr_controller``: the VI-linearised LQR about ``goal_positions``."""
 
     KIND = 'lqr'
-    EXTRA_PARAMETERS = LQR_PARAMETERS
+    PARAMETERS = LQRControllerParameters
 
     def __init__(self, node_name='lqr_controller', **kwargs):
         super().__init__(node_name, **kwargs)
-
-    def _read_extra(self, cfg, p):
-        cfg['active_region'] = _string('active_region', p('active_region'),
-                                       ('always', 'region'))
 
 
 class SwingUpControllerNode(ControllerNode):
     """``swingup_controller``: energy-shaping swing-up with the LQR catch in one node."""
 
     KIND = 'swingup'
-    EXTRA_PARAMETERS = SWINGUP_PARAMETERS
+    PARAMETERS = SwingUpControllerParameters
 
     def __init__(self, node_name='swingup_controller', **kwargs):
         super().__init__(node_name, **kwargs)
-
-    def _read_extra(self, cfg, p):
-        law = cfg['law'] = _string('law', p('law'), LAWS)
-        gains = {}
-        for full in SWINGUP_PARAMETERS:
-            prefix, _, key = full.partition('.')
-            if prefix != law:
-                continue
-            default = SWINGUP_PARAMETERS[full][0]
-            if isinstance(default, bool):
-                gains[key] = _bool(full, p(full))
-            elif isinstance(default, str):
-                gains[key] = _string(full, p(full))
-            else:
-                gains[key] = _n(full, p(full), 0.0)
-        cfg['gains'] = gains
 
 
 NODES = {'lqr_controller': LQRControllerNode, 'swingup_controller': SwingUpControllerNode}

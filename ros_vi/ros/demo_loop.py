@@ -135,8 +135,8 @@ def run_loop(model='pendulum', duration=None, controller='swingup', initial_posi
     ctrl_params.update(controller_overrides or {})
     if duration is None:
         duration = 15.0
-    steps = int(round(duration * rate))
-    final_ns = conv.time_to_ns(steps / rate)
+    ticks = int(round(duration * rate))
+    final_ns = conv.time_to_ns(ticks / rate)
     timeout = 60.0 + 20.0 * duration if timeout is None else timeout
 
     context = rclpy.Context()
@@ -195,7 +195,7 @@ def run_loop(model='pendulum', duration=None, controller='swingup', initial_posi
         future = client.call_async(Trigger.Request())
         spin_until(future.done, 20.0, 'the simulator to unpause')
         spin_until(lambda: final_ns in states, timeout,
-                   '%d lockstep ticks (%g s of simulated time)' % (steps, duration))
+                   '%d lockstep ticks (%g s of simulated time)' % (ticks, duration))
         wall = time.monotonic() - wall0
         controller_obj, lqr = ctrl.controller, ctrl.lqr
     finally:
@@ -204,7 +204,7 @@ def run_loop(model='pendulum', duration=None, controller='swingup', initial_posi
             node.destroy_node()
         rclpy.shutdown(context=context)
 
-    stamps = [conv.time_to_ns(k / rate) for k in range(steps + 1)]
+    stamps = [conv.time_to_ns(k / rate) for k in range(ticks + 1)]
     missing = [s for s in stamps if s not in states]
     if missing:
         raise RuntimeError('joint_states missing for %d ticks (first at t=%.6f s)'

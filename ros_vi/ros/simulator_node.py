@@ -23,7 +23,7 @@ import time
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -37,47 +37,13 @@ from .. import resources, urdf
 from ..simulation import Simulation
 from ..urdf import URDFError
 from . import conversions as conv
-from . import qos
+from . import parameters, qos
+from .parameters import ParameterError, SimulatorParameters
 
 
-class ParameterError(ValueError):
-    """A node parameter has an invalid value (the message names the parameter)."""
-
-
-# name -> (default, description).  Every parameter is declared with dynamic typing and
-# checked by _read_parameters (so ``rate: 100`` works as well as ``rate: 100.0``).
-PARAMETERS = {
-    'robot_description': ('', 'URDF (or processed xacro) XML text of the robot'),
-    'urdf_file': ('', 'path of a .urdf or .xacro file (package:// and file:// URIs accepted); '
-                      'used when robot_description is empty'),
-    'prefix': ('', 'prepended to joint and link names (configs, tf frames, joint_states)'),
-    'gravity': ([0.0, 0.0, -9.81], 'gravity vector [m/s^2] in the root link frame'),
-    'initial_joints': ([], 'joints named by initial_positions/initial_velocities '
-                             '(empty: all moving joints in joint_states order)'),
-    'initial_positions': ([], 'initial joint positions [rad or m] (empty: URDF zero)'),
-    'initial_velocities': ([], 'initial joint velocities [rad/s or m/s] (empty: zero)'),
-    'rate': (500.0, 'tick rate of the simulation loop [Hz of simulation time]'),
-    'substeps': (1, 'VI steps per tick'),
-    'real_time_factor': (1.0, 'simulation seconds per wall second (0: as fast as possible)'),
-    'publish_rate': (100.0, 'joint_states and tf rate [Hz of simulation time], <= rate'),
-    'publish_clock': (True, 'publish clock (rosgraph_msgs/Clock) every tick'),
-    'start_paused': (False, 'start paused (use ~/unpause or ~/step)'),
-    'command_joints': ([], 'joint order of effort_controller/commands '
-                             '(empty: every actuated joint with a non-zero effort limit)'),
-    'command_timeout': (0.5, 'a joint command older than this [s of simulation time] decays '
-                             'to zero torque (0: never)'),
-    'command_decay': (0.05, 'length [s] of the linear ramp to zero after the timeout '
-                            '(0: drop to zero at once)'),
-    'lockstep': (False, 'each tick waits for a command stamped with the last published '
-                        'state time'),
-    'lockstep_timeout': (1.0, 'wall seconds to wait for a lockstep command before stepping '
-                              'with the previous command (and saying so)'),
-    'step_ticks': (1, 'ticks advanced by one call of ~/step'),
-    'max_iterations': (50, 'Newton iterations allowed per VI step'),
-    'max_refinements': (3, 'retries of a failed tick with 2x, 4x, ... substeps'),
-    'tolerance': (1e-10, 'VI root-solver tolerance on |DEL|'),
-    'diagnostics_period': (1.0, 'wall seconds between diagnostics messages'),
-}
+# the parameters (names, defaults, descriptions, checks): SimulatorParameters in
+# ros_vi/ros/parameters.py; {name: (default, description)} here for launch files and tests
+PARAMETERS = parameters.table(SimulatorParameters)
 
 
 def resolve_uri(uri):
@@ -107,10 +73,8 @@ class SimulatorNode(Node):
 
     def __init__(self, node_name='simulator', **kwargs):
         super().__init__(node_name, **kwargs)
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=description, dynamic_typing=True))
-        cfg = self._read_parameters()
+        parameters.declare(self, SimulatorParameters)
+        cfg = parameters.read(self, SimulatorParameters)
         self.cfg = cfg
         self.sim = self._make_simulation(cfg)
 
@@ -136,7 +100,7 @@ class SimulatorNode(Node):
         self._pub_tf_static = self.create_publisher(TFMessage, 'tf_static', qos.LATCHED_QOS)
         self._pub_desc = self.create_publisher(String, 'robot_description', qos.LATCHED_QOS)
         self._pub_clock = (self.create_publisher(ClockMsg, 'clock', qos.CLOCK_QOS)
-                           if cfg['publish_clock'] else None)
+                           if cfg.publish_clock else None)
         self._pub_diag = self.create_publisher(DiagnosticArray, 'diagnostics', qos.STATE_QOS)
         # subscriptions
         self.create_subscription(JointState, 'joint_commands', self._on_joint_commands,
@@ -155,161 +119,65 @@ class SimulatorNode(Node):
         stamp = conv.time_msg(self.sim.t)
         self._pub_tf_static.publish(TFMessage(transforms=[
             conv.transform_stamped(p, c, g, stamp) for p, c, g in self.sim.static_transforms()]))
-        if cfg['start_paused']:
+        if cfg.start_paused:
             self.sim.pause()
         self._publish_clock()
         self._publish_state()
 
-        rtf = cfg['real_time_factor']
+        rtf = cfg.real_time_factor
         if rtf > 0:
-            period = max(0.001, 1.0 / (cfg['rate'] * rtf))
-        elif cfg['lockstep']:
+            period = max(0.001, 1.0 / (cfg.rate * rtf))
+        elif cfg.lockstep:
             # ticks run in the command callbacks; the timer only watches for timeouts
-            period = min(0.05, cfg['lockstep_timeout'] / 4.0)
+            period = min(0.05, cfg.lockstep_timeout / 4.0)
         else:
             period = 0.001
         # the step loop is paced by the steady clock (never by /clock, which it drives);
         # it is cancelled while paused so an idle simulator costs no CPU
         self._timer = self.create_timer(period, self._on_timer, clock=self._steady,
-                                        autostart=not cfg['start_paused'])
-        self._diag_timer = self.create_timer(cfg['diagnostics_period'],
+                                        autostart=not cfg.start_paused)
+        self._diag_timer = self.create_timer(cfg.diagnostics_period,
                                              self._publish_diagnostics, clock=self._steady)
         self.get_logger().info(
             'simulating %r: %d joints (%s), rate %g Hz x %d substeps, real_time_factor %g, '
             'publish_rate %g Hz%s%s' % (
                 self.sim.robot.name if self.sim.robot else 'system', len(self.sim.joint_names),
-                ', '.join(self.sim.joint_names), cfg['rate'], cfg['substeps'], rtf,
-                cfg['publish_rate'], ', lockstep' if cfg['lockstep'] else '',
-                ', paused' if cfg['start_paused'] else ''))
+                ', '.join(self.sim.joint_names), cfg.rate, cfg.substeps, rtf,
+                cfg.publish_rate, ', lockstep' if cfg.lockstep else '',
+                ', paused' if cfg.start_paused else ''))
 
     # ------------------------------------------------------------------ parameters
-    def _param(self, name):
-        return self.get_parameter(name).value
-
-    @staticmethod
-    def _number(name, value, low=None, low_open=False, integer=False):
-        ok_type = isinstance(value, int) and not isinstance(value, bool) if integer else \
-            isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not ok_type or not math.isfinite(value):
-            raise ParameterError('parameter %s: expected %s, got %r' % (
-                name, 'an integer' if integer else 'a finite number', value))
-        if low is not None and (value < low or (low_open and value == low)):
-            raise ParameterError('parameter %s: must be %s %g, got %r' % (
-                name, '>' if low_open else '>=', low, value))
-        return int(value) if integer else float(value)
-
-    @staticmethod
-    def _bool(name, value):
-        if not isinstance(value, bool):
-            raise ParameterError('parameter %s: expected true or false, got %r' % (name, value))
-        return value
-
-    @staticmethod
-    def _numbers(name, value, length=None):
-        value = [] if value is None else list(value)
-        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
-            raise ParameterError('parameter %s: expected a list of numbers, got %r'
-                                 % (name, value))
-        bad = [v for v in value if not math.isfinite(v)]
-        if bad:
-            raise ParameterError('parameter %s: values must be finite, got %r' % (name, value))
-        if length is not None and len(value) != length:
-            raise ParameterError('parameter %s: expected %d numbers, got %d'
-                                 % (name, length, len(value)))
-        return [float(v) for v in value]
-
-    @staticmethod
-    def _strings(name, value):
-        value = [] if value is None else list(value)
-        if any(not isinstance(v, str) or not v for v in value):
-            raise ParameterError('parameter %s: expected a list of non-empty strings, got %r'
-                                 % (name, value))
-        return value
-
-    def _read_parameters(self):
-        p = self._param
-        cfg = {}
-        for name in ('robot_description', 'urdf_file', 'prefix'):
-            if not isinstance(p(name), str):
-                raise ParameterError('parameter %s: expected a string, got %r' % (name, p(name)))
-            cfg[name] = p(name)
-        if cfg['robot_description'].strip() and cfg['urdf_file'].strip():
-            raise ParameterError('parameters robot_description and urdf_file: give one, '
-                                 'not both')
-        if not cfg['robot_description'].strip() and not cfg['urdf_file'].strip():
-            raise ParameterError('parameters robot_description and urdf_file: one is '
-                                 'required (URDF text, or the path of a .urdf/.xacro file)')
-        cfg['gravity'] = self._numbers('gravity', p('gravity'), 3)
-        cfg['initial_joints'] = self._strings('initial_joints', p('initial_joints'))
-        cfg['initial_positions'] = self._numbers('initial_positions', p('initial_positions'))
-        cfg['initial_velocities'] = self._numbers('initial_velocities',
-                                                  p('initial_velocities'))
-        cfg['rate'] = self._number('rate', p('rate'), 0.0, low_open=True)
-        cfg['substeps'] = self._number('substeps', p('substeps'), 1, integer=True)
-        cfg['real_time_factor'] = self._number('real_time_factor', p('real_time_factor'), 0.0)
-        cfg['publish_rate'] = self._number('publish_rate', p('publish_rate'), 0.0,
-                                           low_open=True)
-        if cfg['publish_rate'] > cfg['rate']:
-            raise ParameterError('parameter publish_rate: %g Hz is above rate (%g Hz)'
-                                 % (cfg['publish_rate'], cfg['rate']))
-        for name in ('publish_clock', 'start_paused', 'lockstep'):
-            cfg[name] = self._bool(name, p(name))
-        cfg['command_joints'] = self._strings('command_joints', p('command_joints'))
-        cfg['command_timeout'] = self._number('command_timeout', p('command_timeout'), 0.0)
-        cfg['command_decay'] = self._number('command_decay', p('command_decay'), 0.0)
-        cfg['lockstep_timeout'] = self._number('lockstep_timeout', p('lockstep_timeout'),
-                                               0.0, low_open=True)
-        cfg['step_ticks'] = self._number('step_ticks', p('step_ticks'), 1, integer=True)
-        cfg['max_iterations'] = self._number('max_iterations', p('max_iterations'), 1,
-                                             integer=True)
-        cfg['max_refinements'] = self._number('max_refinements', p('max_refinements'), 0,
-                                              integer=True)
-        cfg['tolerance'] = self._number('tolerance', p('tolerance'), 0.0, low_open=True)
-        cfg['diagnostics_period'] = self._number('diagnostics_period',
-                                                 p('diagnostics_period'), 0.0, low_open=True)
-        return cfg
-
     def _make_simulation(self, cfg):
-        if cfg['robot_description'].strip():
-            text, where = cfg['robot_description'], 'parameter robot_description'
-        else:
-            text = load_urdf_text(resolve_uri(cfg['urdf_file'].strip()))
-            where = 'parameter urdf_file (%s)' % cfg['urdf_file']
-        self._urdf_text = text
-        from ..urdf import import_urdf
-        try:
-            system = import_urdf(text, prefix=cfg['prefix'] or None, gravity=cfg['gravity'])
-        except URDFError as err:
-            raise URDFError('%s: %s' % (where, err)) from None
+        self._urdf_text, system = import_robot(cfg)
         names = [c.name for c in system.configs]
-        joints = cfg['initial_joints'] or names
+        joints = cfg.initial_joints or names
         initial = {}
         for pname in ('initial_positions', 'initial_velocities'):
-            values = cfg[pname]
+            values = getattr(cfg, pname)
             if not values:
                 initial[pname] = None
                 continue
             if len(values) != len(joints):
                 raise ParameterError('parameter %s: %d values for %d joints (%s)' % (
                     pname, len(values), len(joints),
-                    'initial_joints' if cfg['initial_joints'] else 'all joints: '
+                    'initial_joints' if cfg.initial_joints else 'all joints: '
                     + ', '.join(names)))
             initial[pname] = dict(zip(joints, values))
-        unknown = [j for j in cfg['initial_joints'] if j not in names]
+        unknown = [j for j in cfg.initial_joints if j not in names]
         if unknown:
             raise ParameterError('parameter initial_joints: unknown joint%s %s (joints: %s)'
                                  % ('s' if len(unknown) > 1 else '', ', '.join(unknown),
                                     ', '.join(names)))
         try:
-            sim = Simulation(system, 1.0 / cfg['rate'], substeps=cfg['substeps'],
-                             command_timeout=cfg['command_timeout'],
-                             command_decay=cfg['command_decay'],
-                             command_joints=cfg['command_joints'] or None,
+            sim = Simulation(system, 1.0 / cfg.rate, substeps=cfg.substeps,
+                             command_timeout=cfg.command_timeout,
+                             command_decay=cfg.command_decay,
+                             command_joints=cfg.command_joints or None,
                              initial_positions=initial['initial_positions'],
                              initial_velocities=initial['initial_velocities'],
-                             max_refinements=cfg['max_refinements'],
-                             max_iterations=cfg['max_iterations'],
-                             tolerance=cfg['tolerance'])
+                             max_refinements=cfg.max_refinements,
+                             max_iterations=cfg.max_iterations,
+                             tolerance=cfg.tolerance)
         except ValueError as err:
             msg = str(err)
             for pname in ('command_joints', 'initial_positions', 'initial_velocities'):
@@ -319,18 +187,9 @@ class SimulatorNode(Node):
         return sim
 
     def _on_set_parameters(self, params):
-        for param in params:
-            if param.name == 'step_ticks':
-                try:
-                    self.cfg['step_ticks'] = self._number('step_ticks', param.value, 1,
-                                                          integer=True)
-                except ParameterError as err:
-                    return SetParametersResult(successful=False, reason=str(err))
-            elif param.name in PARAMETERS:
-                return SetParametersResult(
-                    successful=False,
-                    reason='parameter %s is read at start only (only step_ticks can change '
-                           'at run time)' % param.name)
+        reason = parameters.update(self.cfg, params)
+        if reason is not None:
+            return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ publishing
@@ -354,16 +213,16 @@ class SimulatorNode(Node):
 
     def _publish_due(self, ticks):
         """True when tick number ``ticks`` crosses a publish_rate period."""
-        ratio = self.cfg['publish_rate'] / self.cfg['rate']
+        ratio = self.cfg.publish_rate / self.cfg.rate
         return math.floor(ticks * ratio + 1e-9) != math.floor((ticks - 1) * ratio + 1e-9)
 
-    # ------------------------------------------------------------------ stepping
+    # ------------------------------------------------------------------ ticking
     def _tick(self, force_publish=False):
         result = self.sim.tick()
         self._diag_ticks += 1
         self._diag_iterations += result.iterations
         self._publish_clock()
-        if force_publish or self.cfg['lockstep'] or self._publish_due(self.sim.ticks):
+        if force_publish or self.cfg.lockstep or self._publish_due(self.sim.ticks):
             self._publish_state()
         if not result.ok:
             self.get_logger().error(result.error, throttle_duration_sec=1.0)
@@ -375,10 +234,10 @@ class SimulatorNode(Node):
         if self.sim.paused:
             self._wall_anchor = None
             return
-        if self.cfg['lockstep']:
+        if self.cfg.lockstep:
             self._lockstep_poll()
             return
-        rtf = self.cfg['real_time_factor']
+        rtf = self.cfg.real_time_factor
         now = time.monotonic()
         if rtf == 0:
             # as fast as possible, in slices of ~5 ms so callbacks and services run
@@ -390,13 +249,13 @@ class SimulatorNode(Node):
             self._wall_anchor = (now, self.sim.ticks)
             return
         wall0, ticks0 = self._wall_anchor
-        due = int((now - wall0) * self.cfg['rate'] * rtf + 1e-9) - (self.sim.ticks - ticks0)
-        max_catch_up = max(10, int(0.25 * self.cfg['rate'] * rtf))
+        due = int((now - wall0) * self.cfg.rate * rtf + 1e-9) - (self.sim.ticks - ticks0)
+        max_catch_up = max(10, int(0.25 * self.cfg.rate * rtf))
         if due > max_catch_up:
             # fell behind by more than 0.25 s (a stalled machine): drop the backlog rather
             # than spiral; shorter stalls are caught up so the average rate holds
             self._overruns += due - max_catch_up
-            self._wall_anchor = (now - max_catch_up / (self.cfg['rate'] * rtf),
+            self._wall_anchor = (now - max_catch_up / (self.cfg.rate * rtf),
                                  self.sim.ticks)
             due = max_catch_up
         for _ in range(max(due, 0)):
@@ -406,19 +265,19 @@ class SimulatorNode(Node):
         now = time.monotonic()
         if not self._lock_ready:
             if self._lock_wait_since is not None and \
-                    now - self._lock_wait_since > self.cfg['lockstep_timeout']:
+                    now - self._lock_wait_since > self.cfg.lockstep_timeout:
                 self._lockstep_timeouts += 1
                 self.get_logger().warning(
                     'lockstep: no command stamped %.9f s within %g s; stepping with the '
                     'previous command' % (self._last_state_ns * 1e-9,
-                                          self.cfg['lockstep_timeout']),
+                                          self.cfg.lockstep_timeout),
                     throttle_duration_sec=1.0)
             else:
                 return
-        rtf = self.cfg['real_time_factor']
+        rtf = self.cfg.real_time_factor
         if rtf > 0:
             if self._wall_anchor is not None and \
-                    now - self._wall_anchor[0] < 1.0 / (self.cfg['rate'] * rtf) - 1e-4:
+                    now - self._wall_anchor[0] < 1.0 / (self.cfg.rate * rtf) - 1e-4:
                 return
             self._wall_anchor = (now, self.sim.ticks)
         self._tick()
@@ -443,7 +302,7 @@ class SimulatorNode(Node):
             self._reject('joint_commands: %d names but %d efforts' % (len(names), len(efforts)))
             return
         stamp_ns = conv.stamp_to_ns(msg.header.stamp)
-        if self.cfg['lockstep'] and not self._lockstep_accept(stamp_ns):
+        if self.cfg.lockstep and not self._lockstep_accept(stamp_ns):
             return        # a command for an older state: not for this tick
         try:
             self.sim.set_commands(names, efforts)
@@ -461,10 +320,10 @@ class SimulatorNode(Node):
         self._command_received()
 
     def _command_received(self):
-        if not self.cfg['lockstep']:
+        if not self.cfg.lockstep:
             return
         self._lock_ready = True
-        if self.cfg['real_time_factor'] == 0 and not self.sim.paused:
+        if self.cfg.real_time_factor == 0 and not self.sim.paused:
             self._tick()
 
     # ------------------------------------------------------------------ services
@@ -489,7 +348,7 @@ class SimulatorNode(Node):
         self.sim.unpause()
         self._wall_anchor = None
         self._timer.reset()
-        if self.cfg['lockstep']:
+        if self.cfg.lockstep:
             # give (late-joined) controllers the state to answer
             self._publish_state()
         response.success = True
@@ -502,7 +361,7 @@ class SimulatorNode(Node):
             response.success = False
             response.message = 'not paused: call ~/pause first'
             return response
-        n = self.cfg['step_ticks']
+        n = self.cfg.step_ticks
         failed = 0
         for k in range(n):
             failed += not self._tick(force_publish=(k == n - 1)).ok
@@ -526,7 +385,7 @@ class SimulatorNode(Node):
         status.hardware_id = sim.robot.name if sim.robot is not None and sim.robot.name \
             else 'ros_vi'
         new_failures = sim.failures - self._diag_last_failure
-        rtf = self.cfg['real_time_factor']
+        rtf = self.cfg.real_time_factor
         if not sim.last_result.ok:
             status.level, status.message = DiagnosticStatus.ERROR, \
                 'VI step failed, state held: %s' % sim.last_error
@@ -536,10 +395,10 @@ class SimulatorNode(Node):
         elif self._last_rejection:
             status.level, status.message = DiagnosticStatus.WARN, \
                 'rejected command: %s' % self._last_rejection
-        elif not sim.paused and not self.cfg['lockstep'] and rtf > 0 and \
-                rate < 0.95 * self.cfg['rate'] * rtf and self._diag_ticks > 0:
+        elif not sim.paused and not self.cfg.lockstep and rtf > 0 and \
+                rate < 0.95 * self.cfg.rate * rtf and self._diag_ticks > 0:
             status.level, status.message = DiagnosticStatus.WARN, \
-                'behind real time: %.1f Hz of %.1f Hz' % (rate, self.cfg['rate'] * rtf)
+                'behind real time: %.1f Hz of %.1f Hz' % (rate, self.cfg.rate * rtf)
         else:
             status.level, status.message = DiagnosticStatus.OK, \
                 'paused' if sim.paused else 'running'
@@ -547,14 +406,14 @@ class SimulatorNode(Node):
             'sim_time': '%.9f' % sim.t,
             'ticks': str(sim.ticks),
             'tick_rate_hz': '%.3f' % rate,
-            'target_tick_rate_hz': '%.3f' % (self.cfg['rate'] * rtf) if rtf else 'max',
-            'real_time_factor': '%.4f' % (rate / self.cfg['rate']),
+            'target_tick_rate_hz': '%.3f' % (self.cfg.rate * rtf) if rtf else 'max',
+            'real_time_factor': '%.4f' % (rate / self.cfg.rate),
             'iterations_last': str(sim.last_result.iterations),
             'iterations_mean': '%.3f' % mean_it,
             'substeps_last': str(sim.last_result.substeps),
             'energy': '%.12g' % state.energy,
             'paused': str(sim.paused).lower(),
-            'lockstep': str(self.cfg['lockstep']).lower(),
+            'lockstep': str(self.cfg.lockstep).lower(),
             'failures': str(sim.failures),
             'retries': str(sim.retries),
             'last_error': sim.last_error or '',
@@ -574,6 +433,21 @@ class SimulatorNode(Node):
         self._diag_last_failure = sim.failures
         self._last_rejection = ''
         self._last_diag_publish = now
+
+
+def import_robot(cfg):
+    """(URDF text, System) of a node's robot parameters (``robot_description`` or
+    ``urdf_file``, ``prefix``, ``gravity``); errors name the parameter."""
+    if cfg.robot_description.strip():
+        text, where = cfg.robot_description, 'parameter robot_description'
+    else:
+        text = load_urdf_text(resolve_uri(cfg.urdf_file.strip()))
+        where = 'parameter urdf_file (%s)' % cfg.urdf_file
+    from ..urdf import import_urdf
+    try:
+        return text, import_urdf(text, prefix=cfg.prefix or None, gravity=cfg.gravity)
+    except URDFError as err:
+        raise URDFError('%s: %s' % (where, err)) from None
 
 
 def run_node(factory, name, args=None):

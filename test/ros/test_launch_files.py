@@ -124,7 +124,7 @@ def test_model_parameter_files_start_the_node(probe, model):
                          parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
     try:
         assert node.sim.robot.name == model
-        assert node.cfg['rate'] == float(params['rate'])
+        assert node.cfg.rate == float(params['rate'])
     finally:
         node.destroy_node()
 

@@ -149,7 +149,7 @@ def test_in_process_construction_with_overrides(probe):
         Parameter('urdf_file', value=urdf('pendulum')), Parameter('rate', value=200),
         Parameter('start_paused', value=True)])
     try:
-        assert node.cfg['rate'] == 200.0 and node.sim.dt == 1 / 200.0
+        assert node.cfg.rate == 200.0 and node.sim.dt == 1 / 200.0
         assert node.sim.joint_names == ['theta'] and node.sim.paused
     finally:
         node.destroy_node()

@@ -3,10 +3,11 @@ import numpy as np
 
 from ..config import Config
 from ..constraint import Constraint
-from .point import _FrameConstraint, _bilinear, _bilinear_fourth, _resolve_frame
+from ..frame import resolve_frame
+from .point import FrameConstraint, bilinear, bilinear_fourth
 
 
-class Distance(_FrameConstraint):
+class Distance(FrameConstraint):
     """Keep the origins of ``frame1`` and ``frame2`` a distance ``d`` apart.
 
     ``h(q) = (p1 - p2) . (p1 - p2) - d^2``  [m^2]   (trep's ``d^2 = (p1 - p2)^T (p1 - p2)``)
@@ -26,8 +27,8 @@ class Distance(_FrameConstraint):
     """
 
     def __init__(self, system, frame1, frame2, distance, name=None, tolerance=1e-10):
-        self._frame1 = _resolve_frame(system, frame1, 'Distance frame1')
-        self._frame2 = _resolve_frame(system, frame2, 'Distance frame2')
+        self._frame1 = resolve_frame(system, frame1, 'Distance frame1')
+        self._frame2 = resolve_frame(system, frame2, 'Distance frame2')
         if self._frame1 is self._frame2:
             raise ValueError('Distance: frame1 and frame2 are the same frame %r'
                              % (self._frame1.name,))
@@ -97,7 +98,7 @@ class Distance(_FrameConstraint):
         a = self._point(self._frame1, order)
         b = self._point(self._frame2, order)
         r = [x - y for x, y in zip(a, b)]
-        out = _bilinear(r, r, order)
+        out = bilinear(r, r, order)
         d = self.distance
         out[0] = out[0] - d * d
         if self._config is not None and order >= 1:
@@ -114,4 +115,4 @@ class Distance(_FrameConstraint):
 
         def r(sub):
             return self._vec_sub(self._frame1, sub) - self._vec_sub(self._frame2, sub)
-        return _bilinear_fourth(r, r, idx)
+        return bilinear_fourth(r, r, idx)

@@ -23,27 +23,14 @@ import numpy as np
 
 from .._derivcheck import abstract
 from ..constraint import Constraint
-from ..frame import Frame
+from ..data import StateMemo
+from ..frame import Frame, resolve_frame
 
 _AXES = {'x': 0, 'y': 1, 'z': 2}
 _PLANES = {'xy': (0, 1), 'xz': (0, 2), 'yz': (1, 2)}
 
 
 # ---------------------------------------------------------------------- shared helpers
-def _resolve_frame(system, frame, what):
-    """A Frame of ``system`` from a Frame object, name or index (KeyError names the frame)."""
-    if isinstance(frame, Frame):
-        if frame.system is not system:
-            raise ValueError('%s %r belongs to a different System' % (what, frame.name))
-        return frame
-    if frame is None:
-        raise TypeError('%s must be a Frame or a frame name, got None' % what)
-    try:
-        return system.get_frame(frame)
-    except KeyError:
-        raise KeyError('%s: no frame named %r in the system' % (what, frame)) from None
-
-
 def _cross(a, b):
     """Cross product over the last axis with broadcasting (np.cross is slow for small arrays)."""
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
@@ -128,31 +115,25 @@ def _fourth(frame, configs, direction=None):
 class _VectorQuantity:
     """Derivative memo (one state at a time).
 
-    Results are keyed on the identity of the system's per-state cache object, which the
-    System replaces on every state or structure change, so they are computed once per state.
+    Results live in a :class:`StateMemo` (emptied on every state or structure change), so
+    they are computed once per state.
     One memo per System holds frame-vector derivatives shared by all its constraints (two
     PointToPoint axes of the same frames compute the frame derivatives once); each
     constraint keeps its own memo for its h derivatives.
     """
 
     def __init__(self, system):
-        self._system = system
-        self._key = None
-        self._data = {}
+        self.state = StateMemo(system)
 
     def get(self, tag, order, compute):
-        cache = self._system.data.cache
-        if self._key is not cache:
-            self._key = cache
-            self._data = {}
-        have = self._data.get(tag)
+        memo = self.state.get()
+        have = memo.get(tag)
         if have is None or len(have) <= order:
-            have = compute(order)
-            self._data[tag] = have
+            have = memo[tag] = compute(order)
         return have
 
 
-def _bilinear(f, g, order):
+def bilinear(f, g, order):
     """Derivatives of the scalar f . g from derivative lists of f and g (see
     :func:`_chain_derivatives`), returned as ``[h, h_dq (nQ,), h_dqdq (nQ, nQ),
     h_dqdqdq (nQ, nQ, nQ)]`` up to ``order``."""
@@ -172,7 +153,7 @@ def _bilinear(f, g, order):
     return out
 
 
-def _bilinear_fourth(fd, gd, idx):
+def bilinear_fourth(fd, gd, idx):
     """d^4 (f . g) / dq_idx[0..3] from callables ``fd(subset)``, ``gd(subset)`` that return
     the (3,) derivative of f, g along a tuple of config indices (Leibniz over subsets)."""
     total = 0.0
@@ -194,7 +175,7 @@ def _shared_memo(system):
     return memo
 
 
-class _FrameConstraint(Constraint):
+class FrameConstraint(Constraint):
     """Shared plumbing: memoised vector derivative tensors and the per-config API."""
 
     def _setup_memo(self, system):
@@ -261,7 +242,7 @@ class _FrameConstraint(Constraint):
 
 
 # ---------------------------------------------------------------------- PointToPoint
-class PointToPoint(_FrameConstraint):
+class PointToPoint(FrameConstraint):
     """One axis of a point-to-point constraint: ``h = (p1 - p2)[i]`` [m].
 
     ``p1``, ``p2`` are the world origins of ``frame1`` and ``frame2``; ``axis`` is 'x', 'y'
@@ -277,8 +258,8 @@ class PointToPoint(_FrameConstraint):
             self._axis = int(axis)
         else:
             raise ValueError("PointToPoint: axis must be 'x', 'y' or 'z', got %r" % (axis,))
-        self._frame1 = _resolve_frame(system, frame1, 'PointToPoint frame1')
-        self._frame2 = _resolve_frame(system, frame2, 'PointToPoint frame2')
+        self._frame1 = resolve_frame(system, frame1, 'PointToPoint frame1')
+        self._frame2 = resolve_frame(system, frame2, 'PointToPoint frame2')
         if self._frame1 is self._frame2:
             raise ValueError('PointToPoint: frame1 and frame2 are the same frame %r'
                              % (self._frame1.name,))
@@ -324,8 +305,8 @@ class PointToPointGroup:
     def __init__(self, system, axes, frame1, frame2, name):
         system.hold_structure_changes()
         try:
-            f1 = _resolve_frame(system, frame1, '%s frame1' % type(self).__name__)
-            f2 = _resolve_frame(system, frame2, '%s frame2' % type(self).__name__)
+            f1 = resolve_frame(system, frame1, '%s frame1' % type(self).__name__)
+            f2 = resolve_frame(system, frame2, '%s frame2' % type(self).__name__)
             labels = 'xyz'
             self._constraints = tuple(
                 PointToPoint(system, a, f1, f2,

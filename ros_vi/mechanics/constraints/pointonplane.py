@@ -2,10 +2,11 @@
 import numpy as np
 
 from ..constraint import Constraint
-from .point import _FrameConstraint, _bilinear, _bilinear_fourth, _resolve_frame
+from ..frame import resolve_frame
+from .point import FrameConstraint, bilinear, bilinear_fourth
 
 
-class PointOnPlane(_FrameConstraint):
+class PointOnPlane(FrameConstraint):
     """Keep the origin of ``point_frame`` in a plane through the origin of ``plane_frame``.
 
     ``h(q) = (p_plane - p_point) . (R_plane n)``  [m times |n|]
@@ -26,8 +27,8 @@ class PointOnPlane(_FrameConstraint):
 
     def __init__(self, system, plane_frame, plane_normal, point_frame, name=None,
                  tolerance=1e-10):
-        self._plane = _resolve_frame(system, plane_frame, 'PointOnPlane plane_frame')
-        self._pointf = _resolve_frame(system, point_frame, 'PointOnPlane point_frame')
+        self._plane = resolve_frame(system, plane_frame, 'PointOnPlane plane_frame')
+        self._pointf = resolve_frame(system, point_frame, 'PointOnPlane point_frame')
         self._normal = self._check_normal(plane_normal)
         self._setup_memo(system)
         Constraint.__init__(self, system, name, tolerance)
@@ -67,14 +68,14 @@ class PointOnPlane(_FrameConstraint):
     def normal(self, value):
         self._normal = self._check_normal(value)
         self._system.data.invalidate()
-        self._memo._key = None
+        self._memo.state.clear()
 
     def _compute(self, order):
         a = self._point(self._plane, order)
         b = self._point(self._pointf, order)
         r = [x - y for x, y in zip(a, b)]
         n = self._direction(self._plane, order, self._normal)
-        return _bilinear(r, n, order)
+        return bilinear(r, n, order)
 
     def get_actual_distance(self):
         """Signed distance [m] of the point from the plane along the unit normal:
@@ -89,4 +90,4 @@ class PointOnPlane(_FrameConstraint):
 
         def n(sub):
             return self._vec_sub(self._plane, sub, self._normal)
-        return _bilinear_fourth(r, n, idx)
+        return bilinear_fourth(r, n, idx)

@@ -2,7 +2,9 @@
 import numpy as np
 
 from ..force import Force
-from ..tapemeasure import TapeMeasure, _StateCache, _resolve_frame
+from ..data import StateMemo
+from ..frame import resolve_frame
+from ..tapemeasure import TapeMeasure
 
 
 class LinearDamper(Force):
@@ -20,11 +22,11 @@ class LinearDamper(Force):
     """
 
     def __init__(self, system, frame1, frame2, c, name=None):
-        self._frame1 = _resolve_frame(system, frame1, 'LinearDamper frame1')
-        self._frame2 = _resolve_frame(system, frame2, 'LinearDamper frame2')
+        self._frame1 = resolve_frame(system, frame1, 'LinearDamper frame1')
+        self._frame2 = resolve_frame(system, frame2, 'LinearDamper frame2')
         self.c = c
         self._tape = TapeMeasure(system, (self._frame1, self._frame2))
-        self._cache = _StateCache(system)
+        self._cache = StateMemo(system)
         Force.__init__(self, system, name)
 
     @property

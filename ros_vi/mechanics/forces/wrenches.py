@@ -27,7 +27,9 @@ import numpy as np
 
 from .._derivcheck import abstract
 from ..force import Force
-from ..tapemeasure import _StateCache, _pose, _resolve_frame
+from ..data import StateMemo
+from ..frame import resolve_frame
+from ..tapemeasure import pose_derivatives
 
 
 def _vee(T):
@@ -45,7 +47,7 @@ class _Wrench(Force):
 
     def __init__(self, system, frame, wrench=(), name=None):
         who = '%s %r' % (self._kind, name)
-        frame = _resolve_frame(system, frame, who)
+        frame = resolve_frame(system, frame, who)
         if isinstance(wrench, (str, bytes)):
             raise ValueError('%s: wrench must be a sequence of up to 6 numbers or input '
                              'names, got the string %r' % (who, wrench))
@@ -72,7 +74,7 @@ class _Wrench(Force):
         self._frame = frame
         self._constants = constants
         self._inputs = [None] * 6
-        self._cache = _StateCache(system)
+        self._cache = StateMemo(system)
         Force.__init__(self, system, name)
         system.hold_structure_changes()
         try:
@@ -131,7 +133,7 @@ class _Wrench(Force):
         cache = self._cache.get()
         out = cache.get(order)
         if out is None:
-            pose = _pose(cache, self._frame)
+            pose = pose_derivatives(cache, self._frame)
             out = cache[order] = _vee(self._twists(pose, order))
         return out
 

@@ -2,7 +2,9 @@
 import numpy as np
 
 from ..potential import Potential
-from ..tapemeasure import TapeMeasure, _StateCache, _resolve_frame
+from ..data import StateMemo
+from ..frame import resolve_frame
+from ..tapemeasure import TapeMeasure
 
 
 def _finite(value, what):
@@ -33,12 +35,12 @@ class LinearSpring(Potential):
     """
 
     def __init__(self, system, frame1, frame2, k, x0=0.0, name=None):
-        self._frame1 = _resolve_frame(system, frame1, 'LinearSpring frame1')
-        self._frame2 = _resolve_frame(system, frame2, 'LinearSpring frame2')
+        self._frame1 = resolve_frame(system, frame1, 'LinearSpring frame1')
+        self._frame2 = resolve_frame(system, frame2, 'LinearSpring frame2')
         self.k = k
         self.x0 = x0
         self._tape = TapeMeasure(system, (self._frame1, self._frame2))
-        self._cache = _StateCache(system)
+        self._cache = StateMemo(system)
         Potential.__init__(self, system, name)
 
     @property
