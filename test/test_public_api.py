@@ -516,3 +516,352 @@ def test_second_derivatives_leave_the_state_as_it_was():
                                    (s.data.q, s.data.dq, s.data.ddq, s.data.u)):
         np.testing.assert_array_equal(after, before, err_msg=name)
     np.testing.assert_array_equal([c.ddq for c in s.dyn_configs], ddq)
+
+
+# ====================================================================== frame.py
+def test_hat_is_the_twist_matrix():
+    rng = np.random.default_rng(6)
+    xi = rng.normal(size=6)
+    X = hat(xi)
+    w, v = xi[:3], xi[3:]
+    np.testing.assert_array_equal(X[3], np.zeros(4))
+    np.testing.assert_array_equal(X[:3, :3], -X[:3, :3].T)
+    p = rng.normal(size=3)
+    np.testing.assert_allclose(X @ np.append(p, 1.0), np.append(np.cross(w, p) + v, 0.0),
+                               atol=1e-14)
+    # the frames' own twist_hat is hat of the unit local twist
+    s = systems.chain_3d()
+    np.testing.assert_array_equal(s.get_frame('B').twist_hat(), hat([0, 1, 0, 0, 0, 0]))
+    np.testing.assert_array_equal(s.get_frame('E').twist_hat(), hat([0, 0, 0, 0, 1, 0]))
+
+
+def _body():
+    s = trep.System()
+    s.import_frames([rz('a'), [ry('b'), [rx('c'), [const_txyz([0.2, -0.1, 0.3], name='B')]]]])
+    return s, s.get_frame('B')
+
+
+def test_set_inertia_full_tensor_enters_the_kinetic_energy():
+    s, body = _body()
+    inertia = np.array([[0.5, 0.1, -0.05], [0.1, 0.4, 0.08], [-0.05, 0.08, 0.3]])
+    body.set_inertia(2.0, inertia)
+    assert body.mass == 2.0
+    np.testing.assert_array_equal(body.inertia, inertia)
+    assert (body.Ixx, body.Iyy, body.Izz) == (0.5, 0.4, 0.3)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        s.q, s.dq = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3)
+        vb = body.vb()
+        wb, vlin = np.array([vb[2, 1], vb[0, 2], vb[1, 0]]), vb[:3, 3]
+        T = 0.5 * 2.0 * vlin @ vlin + 0.5 * wb @ inertia @ wb
+        assert s.kinetic_energy() == pytest.approx(T, rel=1e-12)
+    # the off-diagonal products matter: the diagonal alone gives another energy
+    body.set_inertia(2.0, np.diag(np.diag(inertia)))
+    assert s.kinetic_energy() != pytest.approx(T, rel=1e-6)
+
+
+@pytest.mark.parametrize('mass, inertia, match', [
+    (-1.0, np.eye(3), 'negative mass'),
+    (1.0, [[1, 0.5, 0], [0, 1, 0], [0, 0, 1]], 'not symmetric'),
+    (1.0, np.diag([1.0, -0.5, 1.0]), 'positive semi-definite'),
+    (np.nan, np.eye(3), 'finite'),
+    (1.0, np.diag([1.0, np.inf, 1.0]), 'finite'),
+])
+def test_set_inertia_rejects_bad_values(mass, inertia, match):
+    s, body = _body()
+    body.set_inertia(1.0, np.eye(3))
+    with pytest.raises(ValueError, match=match):
+        body.set_inertia(mass, inertia)
+    assert body.mass == 1.0
+    np.testing.assert_array_equal(body.inertia, np.eye(3))
+
+
+def test_vb_ddqdqdqdq_is_the_derivative_of_vb_ddqdqdq():
+    s = systems.chain_3d()
+    systems.random_state(s, 8)
+    rng = np.random.default_rng(8)
+    frame = s.get_frame('tip')
+    n = s.nQ
+    # tuples where the derivative is not zero (the velocity twist of config i seen from
+    # the tip depends only on the configs between them), plus a few random ones
+    tuples = [(0, 1, 1, 1), (0, 1, 1, 2), (0, 1, 1, 3), (0, 1, 1, 4), (0, 1, 1, 5),
+              (0, 1, 2, 3), (0, 3, 1, 3), (0, 1, 3, 4), (0, 5, 3, 1), (0, 2, 3, 3),
+              (0, 3, 3, 3), (0, 3, 4, 3), (1, 2, 3, 3), (1, 3, 3, 3), (1, 3, 5, 3)]
+    tuples += [tuple(rng.integers(0, n, 4)) for _ in range(4)]
+    for i, j, k, m in tuples:
+        exact = frame.vb_ddqdqdqdq(i, j, k, m)
+        approx = fd(s, 'q', lambda: frame.vb_ddqdqdq(i, j, k), indices=[m])[..., 0]
+        assert_close(exact, approx, what='vb_ddqdqdqdq(%d, %d, %d, %d)' % (i, j, k, m))
+    assert all(np.abs(frame.vb_ddqdqdqdq(*c)).max() > 1e-3 for c in tuples[:15])
+    # symmetric in the q-derivatives
+    np.testing.assert_allclose(frame.vb_ddqdqdqdq(0, 1, 3, 5), frame.vb_ddqdqdqdq(0, 5, 1, 3),
+                               atol=1e-12)
+
+
+# ====================================================================== force.py
+def test_force_base_arrays_from_the_entry_methods():
+    s = rich_pendulum(4)
+    force = [f for f in s.forces if isinstance(f, InputForce)][0]
+    c, u = s.configs, s.inputs
+    n, nu = len(c), len(u)
+    table = {
+        'f_dqdq_array': [[[force.f_dqdq(a, b, d) for d in c] for b in c] for a in c],
+        'f_ddqdq_array': [[[force.f_ddqdq(a, b, d) for d in c] for b in c] for a in c],
+        'f_ddqddq_array': [[[force.f_ddqddq(a, b, d) for d in c] for b in c] for a in c],
+        'f_dudq_array': [[[force.f_dudq(a, b, d) for d in c] for b in u] for a in c],
+        'f_duddq_array': [[[force.f_duddq(a, b, d) for d in c] for b in u] for a in c],
+        'f_dudu_array': [[[force.f_dudu(a, b, d) for d in u] for b in u] for a in c],
+    }
+    shapes = {'f_dqdq_array': (n, n, n), 'f_ddqdq_array': (n, n, n),
+              'f_ddqddq_array': (n, n, n), 'f_dudq_array': (n, nu, n),
+              'f_duddq_array': (n, nu, n), 'f_dudu_array': (n, nu, nu)}
+    for name, ref in table.items():
+        arr = getattr(force, name)()
+        assert arr.shape == shapes[name], name
+        np.testing.assert_array_equal(arr, ref, err_msg=name)
+    # and they are the derivatives of the first-order arrays
+    assert_close(force.f_dqdq_array(), fd(s, 'q', force.f_dq_array), what='f_dqdq_array')
+    assert_close(force.f_ddqdq_array(), fd(s, 'q', force.f_ddq_array), what='f_ddqdq_array')
+    assert_close(force.f_ddqddq_array(), fd(s, 'dq', force.f_ddq_array), what='f_ddqddq')
+    assert_close(force.f_dudq_array(), fd(s, 'q', force.f_du_array), what='f_dudq_array')
+    assert_close(force.f_duddq_array(), fd(s, 'dq', force.f_du_array), what='f_duddq_array')
+    assert_close(force.f_dudu_array(), fd(s, 'u', force.f_du_array), what='f_dudu_array')
+
+
+class _WrongDudq(InputForce):
+    def f_dudq(self, q, u1, q2):
+        return 1.1 * InputForce.f_dudq(self, q, u1, q2)
+
+
+class _WrongDuddq(InputForce):
+    def f_duddq(self, q, u1, dq2):
+        return InputForce.f_duddq(self, q, u1, dq2) + 0.01
+
+
+class _WrongDudu(InputForce):
+    def f_dudu(self, q, u1, u2):
+        return -InputForce.f_dudu(self, q, u1, u2)
+
+
+@pytest.mark.parametrize('check, wrong', [('validate_f_dudq', _WrongDudq),
+                                          ('validate_f_duddq', _WrongDuddq),
+                                          ('validate_f_dudu', _WrongDudu)])
+def test_validate_second_input_derivatives(check, wrong, capsys):
+    s = rich_pendulum(5)
+    good = [f for f in s.forces if isinstance(f, InputForce)][0]
+    bad = wrong(s, c=[0.8, -0.6], e=[0.3, 0.5])
+    s.u = np.full(s.nu, 0.7)
+    q = s.data.q.copy()
+    assert getattr(good, check)(verbose=True)
+    assert capsys.readouterr().out == ''
+    assert not getattr(bad, check)(verbose=True)
+    assert 'error' in capsys.readouterr().out
+    np.testing.assert_array_equal(s.data.q, q)        # the check restores the state
+    # trep's alias
+    assert getattr(good, check.replace('_f_', '_h_'))()
+
+
+def test_affine_force_second_derivative_arrays_are_zero():
+    s = systems.double_pendulum()
+    systems.random_state(s, 9)
+    n, nu = s.nQ, s.nu
+    for force in s.forces:
+        assert isinstance(force, AffineForce)
+        for name, shape, attr, first in (('f_dqdq_array', (n, n, n), 'q', 'f_dq_array'),
+                                         ('f_ddqdq_array', (n, n, n), 'q', 'f_ddq_array'),
+                                         ('f_ddqddq_array', (n, n, n), 'dq', 'f_ddq_array'),
+                                         ('f_dudq_array', (n, nu, n), 'q', 'f_du_array'),
+                                         ('f_duddq_array', (n, nu, n), 'dq', 'f_du_array'),
+                                         ('f_dudu_array', (n, nu, nu), 'u', 'f_du_array')):
+            arr = getattr(force, name)()
+            assert arr.shape == shape and not arr.any(), name
+            np.testing.assert_allclose(arr, fd(s, attr, getattr(force, first)), atol=1e-9)
+        # the arrays are fresh: writing into one does not change the next
+        a = force.f_dqdq_array()
+        a[...] = 1.0
+        assert not force.f_dqdq_array().any()
+
+
+def test_base_classes_name_missing_methods():
+    class OnlyF(Force):
+        def f(self, q):
+            return 0.0
+
+    class OnlyV(Potential):
+        def V(self):
+            return 0.0
+
+    s = systems.double_pendulum()
+    force, pot = OnlyF(s, name='of'), OnlyV(s, name='ov')
+    with pytest.raises(NotImplementedError, match=r'OnlyF does not implement f_dqdq\(\)'):
+        force.f_dqdq_array()
+    with pytest.raises(NotImplementedError, match=r'OnlyF does not implement f_dudu\(\)'):
+        force.f_dudu(0, 0, 0)
+    with pytest.raises(NotImplementedError, match=r'OnlyV does not implement V_dqdqdq\(\)'):
+        pot.V_dqdqdq_array()
+
+
+# ====================================================================== potential.py
+class CubicPotential(Potential):
+    """V = a sin(q0) q1^2 + b q0^3 through the per-entry methods only."""
+
+    def __init__(self, system, a, b):
+        self.a, self.b = a, b
+        Potential.__init__(self, system)
+
+    def V(self):
+        q = self._system.data.q
+        return self.a * np.sin(q[0]) * q[1] ** 2 + self.b * q[0] ** 3
+
+    def _ij(self, *cs):
+        return sorted(self._system.get_config(c).index for c in cs)
+
+    def V_dq(self, q1):
+        q = self._system.data.q
+        i, = self._ij(q1)
+        return (self.a * np.cos(q[0]) * q[1] ** 2 + 3 * self.b * q[0] ** 2 if i == 0
+                else 2 * self.a * np.sin(q[0]) * q[1])
+
+    def V_dqdq(self, q1, q2):
+        q = self._system.data.q
+        ij = self._ij(q1, q2)
+        if ij == [0, 0]:
+            return -self.a * np.sin(q[0]) * q[1] ** 2 + 6 * self.b * q[0]
+        if ij == [0, 1]:
+            return 2 * self.a * np.cos(q[0]) * q[1]
+        return 2 * self.a * np.sin(q[0])
+
+    def V_dqdqdq(self, q1, q2, q3):
+        q = self._system.data.q
+        ijk = self._ij(q1, q2, q3)
+        if ijk == [0, 0, 0]:
+            return -self.a * np.cos(q[0]) * q[1] ** 2 + 6 * self.b
+        if ijk == [0, 0, 1]:
+            return -2 * self.a * np.sin(q[0]) * q[1]
+        if ijk == [0, 1, 1]:
+            return 2 * self.a * np.cos(q[0])
+        return 0.0
+
+
+def test_potential_V_dqdqdq_array_from_the_entry_methods():
+    s = systems.double_pendulum(springs=False)
+    pot = CubicPotential(s, a=1.3, b=-0.7)
+    s.q = [0.6, -1.1]
+    V3 = pot.V_dqdqdq_array()
+    assert V3.shape == (2, 2, 2)
+    assert_close(V3, fd(s, 'q', pot.V_dqdq_array), what='V_dqdqdq_array')
+    # closed form of one entry, and full symmetry
+    assert V3[0, 1, 1] == pytest.approx(2 * 1.3 * np.cos(0.6), rel=1e-14)
+    for perm in ((1, 0, 2), (2, 1, 0), (0, 2, 1)):
+        np.testing.assert_array_equal(V3, V3.transpose(perm))
+    assert pot.validate_V_dqdqdq()
+
+
+def test_config_spring_third_derivative_array_is_zero():
+    s = systems.double_pendulum()
+    s.q = [0.4, -0.2]
+    for spring in [p for p in s.potentials if isinstance(p, trep.potentials.ConfigSpring)]:
+        V3 = spring.V_dqdqdq_array()
+        assert V3.shape == (2, 2, 2) and not V3.any()
+        np.testing.assert_allclose(V3, fd(s, 'q', spring.V_dqdq_array), atol=1e-9)
+        # and V_dqdq_array is k at its config: V is the quadratic 1/2 k (q - q0)^2
+        i = spring.config.index
+        assert spring.V_dqdq_array()[i, i] == spring.k
+
+
+# ====================================================================== forces, potentials
+def test_config_force_finput():
+    s = systems.double_pendulum()
+    cf = [f for f in s.forces if isinstance(f, trep.forces.ConfigForce)][0]
+    inp = cf.finput
+    assert isinstance(inp, trep.Input)
+    assert inp.name == 'torque1' and inp is s.get_input('torque1') and inp.force is cf
+    s.u = [2.5]
+    assert inp.u == 2.5
+    F = cf.f_array()
+    np.testing.assert_array_equal(F, np.eye(2)[cf.config.index] * 2.5)
+    Fu = cf.f_du_array()
+    assert Fu[cf.config.index, inp.index] == 1.0 and Fu.sum() == 1.0
+    assert cf.f(cf.config) == 2.5 and cf.f('theta2') == 0.0
+    with pytest.raises(AttributeError):
+        cf.finput = None
+
+
+def test_damping_set_coefficient_and_coefficient_vector():
+    s = systems.double_pendulum()                       # default 0.1, theta2 0.3
+    damping = [f for f in s.forces if isinstance(f, trep.forces.Damping)][0]
+    np.testing.assert_array_equal(damping.coefficient_vector(), [0.1, 0.3])
+    s.dq = [0.5, -2.0]
+    v = s.parameter_version
+    damping.set_damping_coefficient('theta1', 0.7)
+    assert s.parameter_version > v
+    c = damping.coefficient_vector()
+    np.testing.assert_array_equal(c, [0.7, 0.3])
+    np.testing.assert_array_equal(damping.f_array(), -c * s.dq)
+    np.testing.assert_array_equal(damping.f_ddq_array(), np.diag(-c))
+    assert damping.get_damping_coefficient(s.get_config('theta1')) == 0.7
+    c[:] = 5.0                                           # a copy
+    np.testing.assert_array_equal(damping.coefficient_vector(), [0.7, 0.3])
+    damping.set_damping_coefficient(1, None)             # back to the default
+    np.testing.assert_array_equal(damping.coefficient_vector(), [0.7, 0.1])
+    with pytest.raises(ValueError, match='finite'):
+        damping.set_damping_coefficient('theta2', np.inf)
+
+
+def test_changed_damping_reaches_the_compiled_step():
+    """A coefficient changed after the integrator was built is used by the fast path
+    exactly as by the general path."""
+    results = []
+    for fast in (True, False):
+        s = systems.double_pendulum()
+        damping = [f for f in s.forces if isinstance(f, trep.forces.Damping)][0]
+        mvi = trep.MidpointVI(s, tolerance=1e-12, fast=fast)
+        assert mvi.compiled == fast
+        mvi.initialize_from_state(0.0, [0.4, -0.2], [0.0, 0.1])
+        mvi.step(0.01, [0.2])
+        damping.set_damping_coefficient('theta1', 3.0)
+        for k in range(2, 6):
+            mvi.step(0.01 * k, [0.2])
+        results.append(np.concatenate([mvi.q2, mvi.p2]))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-10, atol=1e-12)
+    # and it made a difference
+    s = systems.double_pendulum()
+    mvi = trep.MidpointVI(s, tolerance=1e-12)
+    mvi.initialize_from_state(0.0, [0.4, -0.2], [0.0, 0.1])
+    for k in range(1, 6):
+        mvi.step(0.01 * k, [0.2])
+    assert not np.allclose(results[0], np.concatenate([mvi.q2, mvi.p2]), atol=1e-8)
+
+
+def test_smooth_coulomb_friction_velocity_scale():
+    s = systems.double_pendulum(dampers=False)
+    fr = trep.forces.SmoothCoulombFriction(s, {'theta1': 2.0}, velocity_scale=0.05)
+    assert fr.velocity_scale == 0.05
+    s.dq = [0.05, 1.0]                         # dq = v_s on theta1
+    np.testing.assert_allclose(fr.f_array(), [-2.0 * np.tanh(1.0), 0.0], rtol=1e-14)
+    s.dq = [0.0, 0.0]                          # near rest: viscous with c = f / v_s
+    assert fr.f_ddq('theta1', 'theta1') == pytest.approx(-2.0 / 0.05, rel=1e-14)
+    s.dq = [10.0, 0.0]                         # |dq| >> v_s: Coulomb
+    assert fr.f('theta1') == pytest.approx(-2.0, rel=1e-12)
+    with pytest.raises(AttributeError):
+        fr.velocity_scale = 1.0
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match='velocity_scale'):
+            trep.forces.SmoothCoulombFriction(s, {'theta1': 1.0}, velocity_scale=bad)
+
+
+def test_gravity_kernel_gravity_is_what_the_kernel_evaluates():
+    s = systems.double_pendulum()
+    g1 = [p for p in s.potentials if isinstance(p, trep.potentials.Gravity)][0]
+    np.testing.assert_array_equal(g1.kernel_gravity, [0.0, 0.0, -9.8])
+    g2 = trep.potentials.Gravity(s, (0.5, -1.0, 0.0))
+    np.testing.assert_array_equal(s.model.gravity, [0.5, -1.0, -9.8])   # the sum
+    for p in s.potentials:
+        if not isinstance(p, trep.potentials.Gravity):
+            assert p.kernel_gravity is None
+    s.q = [0.7, -0.4]
+    assert s.potential_energy() == pytest.approx(
+        g1.V() + g2.V() + sum(p.V() for p in s.general_potentials), rel=1e-13)
+    g2.gravity = (0.0, 2.0, 0.0)
+    np.testing.assert_array_equal(g2.kernel_gravity, [0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(s.model.gravity, [0.0, 2.0, -9.8])
