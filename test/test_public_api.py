@@ -865,3 +865,115 @@ def test_gravity_kernel_gravity_is_what_the_kernel_evaluates():
     g2.gravity = (0.0, 2.0, 0.0)
     np.testing.assert_array_equal(g2.kernel_gravity, [0.0, 2.0, 0.0])
     np.testing.assert_array_equal(s.model.gravity, [0.0, 2.0, -9.8])
+
+
+# ====================================================================== fast_step.py
+def test_fast_stepper_for_system_only_for_built_in_terms():
+    assert isinstance(FastStepper.for_system(systems.kinematic_system()), FastStepper)
+    assert isinstance(FastStepper.for_system(systems.double_pendulum()), FastStepper)
+    s = systems.double_pendulum()
+    trep.potentials.LinearSpring(s, s.world_frame, 'mass2', k=1.0)
+    assert FastStepper.for_system(s) is None
+    s = systems.double_pendulum()
+    trep.forces.LinearDamper(s, s.world_frame, 'mass2', 1.0)
+    assert FastStepper.for_system(s) is None
+    s = systems.double_pendulum()
+    trep.constraints.Distance(s, 'mass2', s.world_frame, 1.5)
+    assert FastStepper.for_system(s) is None
+
+
+def _general(s, q0, p0, steps):
+    mvi = trep.MidpointVI(s, tolerance=1e-12, fast=False)
+    mvi.initialize_from_state(0.0, q0, p0)
+    for t2, u, k in steps:
+        mvi.step(t2, u, k)
+    return mvi
+
+
+def test_fast_stepper_step_and_state_views_match_the_general_path():
+    """FastStepper.step (step_packed) against MidpointVI's general path."""
+    s = systems.kinematic_system()
+    st = FastStepper(s)
+    q1, p1, q2, p2, u1 = st.state_views()
+    for a, b in zip(st.state_views(), (q1, p1, q2, p2, u1)):   # the same buffers each call
+        assert np.shares_memory(a, b)
+    q0, p0 = np.array([0.4, -0.3, 0.1, 0.2]), np.array([0.05, -0.1])
+    q2[:], p2[:] = q0, p0
+    st.reset_history([0.0], [q0])
+    steps = [(0.01, [0.3], [0.12, 0.21]), (0.02, [-0.2], [0.15, 0.23])]
+    t1 = 0.0
+    for t2, u, k in steps:
+        st.u_in[:], st.k_in[:] = u, k
+        q_prev, p_prev = q2.copy(), p2.copy()
+        status, iterations, rnorm = st.step(t1, t2, 1e-12, 50)
+        assert status == 0 and iterations >= 1 and rnorm <= 1e-12
+        # the old current state became the previous one
+        np.testing.assert_array_equal(q1, q_prev)
+        np.testing.assert_array_equal(p1, p_prev)
+        np.testing.assert_array_equal(u1, u)
+        np.testing.assert_array_equal(q2[s.nQd:], k)
+        np.testing.assert_allclose(st.qm, 0.5 * (q1 + q2), rtol=1e-14)
+        np.testing.assert_allclose(st.v, (q2 - q1) / (t2 - t1), rtol=1e-9)
+        t1 = t2
+    ref = _general(systems.kinematic_system(), q0, p0, steps)
+    np.testing.assert_allclose(q2, ref.q2, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(p2, ref.p2, rtol=1e-10, atol=1e-12)
+    # derivatives (derivatives_packed) at the last step, against the general path's
+    Zq, Zp = st.derivatives(0.01, 0.02)
+    np.testing.assert_allclose(Zq, np.hstack([ref.q2_dq1(), ref.q2_dp1(), ref.q2_du1(),
+                                              ref.q2_dk2()]), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(Zp, np.hstack([ref.p2_dq1(), ref.p2_dp1(), ref.p2_du1(),
+                                              ref.p2_dk2()]), rtol=1e-8, atol=1e-10)
+
+
+def test_fast_stepper_derivatives_by_finite_differences():
+    s = systems.double_pendulum()
+    st = FastStepper(s)
+    q1, p1, q2, p2, u1 = st.state_views()
+    x0 = np.array([0.4, -0.3, 0.2, -0.1, 0.5])           # (q1, p1, u1); nk = 0
+
+    def step(x):
+        st.reset_history()
+        q2[:], p2[:] = x[:2], x[2:4]
+        st.u_in[:] = x[4:]
+        status = st.step(0.0, 0.05, 1e-13, 50)[0]
+        assert status == 0
+        return np.concatenate([q2, p2])
+
+    step(x0)
+    Zq, Zp = st.derivatives(0.0, 0.05)
+    cols = []
+    for i in range(x0.size):
+        e = np.zeros(x0.size)
+        e[i] = 1e-6
+        cols.append((step(x0 + e) - step(x0 - e)) / 2e-6)
+    approx = np.array(cols).T
+    assert_close(np.vstack([Zq, Zp]), approx, rel=1e-6, what='fast derivatives')
+
+
+def test_fast_stepper_reset_history_seeds_the_predictor():
+    """A history of the true trajectory makes the predictor's guess better (fewer Newton
+    iterations) without changing the converged result."""
+    s = systems.double_pendulum(springs=False, dampers=False)
+    dt = 0.01
+    run = FastStepper(s)
+    q1, p1, q2, p2, u1 = run.state_views()
+    q2[:], p2[:] = [1.2, -0.8], [0.0, 0.0]
+    run.reset_history([0.0], [q2.copy()])
+    times, configs = [0.0], [q2.copy()]
+    for k in range(1, 5):
+        run.step((k - 1) * dt, k * dt, 1e-12, 50)
+        times.append(k * dt)
+        configs.append(q2.copy())
+    state = q2.copy(), p2.copy()
+    result = {}
+    for name, hist in (('none', ([], [])), ('seeded', (times, configs))):
+        st = FastStepper(s)
+        a1, b1, a2, b2, c1 = st.state_views()
+        a2[:], b2[:] = state
+        st.reset_history(*hist)
+        status, iterations, _ = st.step(4 * dt, 5 * dt, 1e-12, 50)
+        assert status == 0
+        result[name] = (iterations, a2.copy())
+    assert result['seeded'][0] < result['none'][0]
+    np.testing.assert_allclose(result['seeded'][1], result['none'][1], atol=1e-11)
