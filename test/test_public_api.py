@@ -12,6 +12,7 @@ import systems
 from ros_vi import const_txyz, rx, ry, rz, tx, tz
 from ros_vi.integrators.fast_step import FastStepper
 from ros_vi.mechanics import dynamics
+from ros_vi.mechanics._derivcheck import abstract
 from ros_vi.mechanics.data import Data
 from ros_vi.mechanics.force import AffineForce, Force
 from ros_vi.mechanics.frame import hat
@@ -699,6 +700,10 @@ def test_base_classes_name_missing_methods():
         force.f_dudu(0, 0, 0)
     with pytest.raises(NotImplementedError, match=r'OnlyV does not implement V_dqdqdq\(\)'):
         pot.V_dqdqdq_array()
+    # the helper that builds these errors (ros_vi.mechanics._derivcheck.abstract)
+    err = abstract(force, 'f_ddq')
+    assert isinstance(err, NotImplementedError)
+    assert str(err) == 'OnlyF does not implement f_ddq()'
 
 
 # ====================================================================== potential.py
