@@ -14,21 +14,21 @@ anything else (unknown content, truncated or corrupt files).
 
 Contents (N time steps)
 -----------------------
-===========  ==============  ===========  =============================================
-MATLAB name  ``.npz`` name   shape        meaning
-===========  ==============  ===========  =============================================
-``time``     ``t``           (N,) [s]     time (MATLAB: a 1 x N row)
-``Q``        ``Q``           (N, nQ)      configurations (rad or m per config)
-``p``        ``p``           (N, nQd)     discrete momenta of the dynamic configs
-``v``        ``v``           (N, nQk)     kinematic velocities
-``u``        ``u``           (N-1, nu)    force inputs
-``rho``      ``rho``         (N-1, nQk)   kinematic inputs (next kinematic configs)
-``Q_index``  ``Q_names``     (nQ,)        config names, column order of ``Q``
-``p_index``  ``p_names``     (nQd,)       dynamic config names (columns of ``p``)
-``v_index``  ``v_names``     (nQk,)       kinematic config names (columns of ``v``)
-``u_index``  ``u_names``     (nu,)        input names (columns of ``u``)
-``rho_index`` ``rho_names``  (nQk,)       kinematic config names (columns of ``rho``)
-===========  ==============  ===========  =============================================
+=============  =============  ==========  ===========================================
+MATLAB name    ``.npz`` name  shape       meaning
+=============  =============  ==========  ===========================================
+``time``       ``t``          (N,) [s]    time (MATLAB: a 1 x N row)
+``Q``          ``Q``          (N, nQ)     configurations (rad or m per config)
+``p``          ``p``          (N, nQd)    discrete momenta of the dynamic configs
+``v``          ``v``          (N, nQk)    kinematic velocities
+``u``          ``u``          (N-1, nu)   force inputs
+``rho``        ``rho``        (N-1, nQk)  kinematic inputs (next kinematic configs)
+``Q_index``    ``Q_names``    (nQ,)       config names, column order of ``Q``
+``p_index``    ``p_names``    (nQd,)      dynamic config names (columns of ``p``)
+``v_index``    ``v_names``    (nQk,)      kinematic config names (columns of ``v``)
+``u_index``    ``u_names``    (nu,)       input names (columns of ``u``)
+``rho_index``  ``rho_names``  (nQk,)      kinematic config names (columns of ``rho``)
+=============  =============  ==========  ===========================================
 
 MATLAB name lists are cell arrays of strings (as trep writes them) and are always stored;
 the ``.npz`` archive also holds ``format`` = ``'ros_vi-trajectory-1'`` and stores a name
