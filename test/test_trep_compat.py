@@ -58,8 +58,9 @@ def test_build_trajectory_ignores_rho_without_kinematic_configs():
     assert dsys.system.nQk == 0
     Q = np.linspace(0, 1, 5).reshape(5, 1)
     X0, U0 = dsys.build_trajectory(Q)
-    with pytest.warns(UserWarning, match='rho ignored'):
-        X1, U1 = dsys.build_trajectory(Q, rho=np.ones((4, 1)))
+    with pytest.warns(UserWarning, match='rho ignored') as record:
+        X1, U1 = dsys.build_trajectory(Q, rho=np.ones((4, 1)))   # as trep's pend-optimization
+    assert record[0].filename == __file__                       # points at the caller
     np.testing.assert_array_equal(X1, X0)
     np.testing.assert_array_equal(U1, U0)
     assert U1.shape == (4, dsys.nU)
@@ -69,8 +70,9 @@ def test_build_trajectory_ignores_rho_without_kinematic_configs():
     np.testing.assert_array_equal(U2, U0)
     with pytest.raises(ValueError, match='rho'):       # the length is still checked
         dsys.build_trajectory(Q, rho=np.ones((3, 1)))
-    with pytest.warns(UserWarning, match='rho ignored'):
+    with pytest.warns(UserWarning, match='rho ignored') as record:
         U = dsys.build_input(u=[0.5], rho=[2.0])
+    assert record[0].filename == __file__
     np.testing.assert_array_equal(U, [0.5])
 
 

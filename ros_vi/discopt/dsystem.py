@@ -153,21 +153,22 @@ class DSystem:
         """
         U = np.zeros(self._nU)
         if u is not None:
-            U[self._su] = self._absent(u, 'u') if self._nu == 0 else self._vec(u, self._nu, 'u')
+            U[self._su] = (self._absent(u, 'u', stacklevel=3) if self._nu == 0
+                           else self._vec(u, self._nu, 'u'))
         if rho is not None:
-            U[self._srho] = (self._absent(rho, 'rho') if self._nk == 0
+            U[self._srho] = (self._absent(rho, 'rho', stacklevel=3) if self._nk == 0
                              else self._vec(rho, self._nk, 'rho'))
         return U
 
     @staticmethod
-    def _absent(value, what, rows=None):
+    def _absent(value, what, rows=None, stacklevel=4):
         """Value given for a component of width 0: ignored (trep assigns it to an empty
         slice).  Returns an empty block; warns when ``value`` is not itself empty."""
         arr = np.asarray(value, dtype=float)
         if arr.size:
             warnings.warn('DSystem: %s ignored, the system has no %s entries'
                           % (what, {'u': 'input', 'rho': 'kinematic'}.get(what, what)),
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=stacklevel)
         return np.zeros(0) if rows is None else np.zeros((rows, 0))
 
     def _traj(self, value, rows, cols, what):
