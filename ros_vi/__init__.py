@@ -21,8 +21,35 @@ from . import puppets
 
 __version__ = '0.1.0'
 
-# trep's submodule paths (``import ros_vi.potentials``, ``from ros_vi.forces import ...``)
+# trep's submodule paths (``import ros_vi.potentials``, ``from ros_vi.forces import ...``,
+# ``from ros_vi.frame import tx``, ``ros_vi.system.save_trajectory``, ...): each name is an
+# attribute of the package and an entry of sys.modules.  (trep.visual, trep.util and
+# trep.puppets are not provided here.)
 import sys as _sys
-for _name in ('potentials', 'forces', 'constraints'):
-    _sys.modules[__name__ + '.' + _name] = globals()[_name]
-del _sys, _name
+import types as _types
+from .mechanics import (config as _m_config, constraint as _m_constraint,
+                        force as _m_force, frame as _m_frame, potential as _m_potential,
+                        spline as _m_spline, system as _m_system,
+                        tapemeasure as _m_tapemeasure)
+from .integrators import midpointvi as _m_midpointvi
+
+# trep.system holds System and the trajectory file functions; ours are in two modules, so
+# trep.system is a small module of its own that falls back to ros_vi.mechanics.system.
+_system_module = _types.ModuleType(
+    __name__ + '.system', "trep's ``trep.system`` path: System, save_trajectory, "
+    "load_trajectory (other names come from ros_vi.mechanics.system).")
+_system_module.System = System
+_system_module.save_trajectory = save_trajectory
+_system_module.load_trajectory = load_trajectory
+_system_module.__getattr__ = lambda name, _fallback=_m_system: getattr(_fallback, name)
+
+for _name, _module in (('potentials', potentials), ('forces', forces),
+                       ('constraints', constraints), ('system', _system_module),
+                       ('config', _m_config), ('finput', _m_config), ('frame', _m_frame),
+                       ('force', _m_force), ('constraint', _m_constraint),
+                       ('potential', _m_potential), ('spline', _m_spline),
+                       ('tapemeasure', _m_tapemeasure), ('midpointvi', _m_midpointvi)):
+    _sys.modules[__name__ + '.' + _name] = _module
+    globals()[_name] = _module
+del (_sys, _types, _name, _module, _system_module, _m_config, _m_constraint, _m_force,
+     _m_frame, _m_potential, _m_spline, _m_system, _m_tapemeasure, _m_midpointvi)

@@ -237,7 +237,7 @@ def test_solve_tv_lqr_matches_dare_for_long_horizon():
     Kinf = np.linalg.solve(R + B.T @ Pinf @ B, B.T @ Pinf @ A)
     assert np.allclose(P, Pinf, rtol=1e-9, atol=1e-9)
     assert np.allclose(K[0], Kinf, rtol=1e-9, atol=1e-9)
-    assert K.shape == (N, nU, nX)
+    assert type(K) is list and len(K) == N and all(k.shape == (nU, nX) for k in K)
     # the last gain only sees the terminal weight Q(N)
     assert np.allclose(K[-1], np.linalg.solve(R + B.T @ Q @ B, B.T @ Q @ A))
 

@@ -14,9 +14,11 @@ import numpy as np
 
 __all__ = ['solve_tv_lqr', 'solve_tv_lq', 'LQRSolution', 'LQSolution']
 
-#: Return of :func:`solve_tv_lqr`: K (N, nU, nX) gains, P (nX, nX) Riccati solution P(0).
+#: Return of :func:`solve_tv_lqr`: K, a list of N (nU, nX) gain arrays (a list, as trep),
+#: and P (nX, nX), the Riccati solution P(0).
 LQRSolution = namedtuple('solve_tv_lqr', 'K P')
-#: Return of :func:`solve_tv_lq`: K (N, nU, nX), C (N, nU), P (nX, nX) = P(0), b (nX,) = b(0).
+#: Return of :func:`solve_tv_lq`: K, a list of N (nU, nX) arrays; C, a list of N (nU,)
+#: arrays; P (nX, nX) = P(0); b (nX,) = b(0).
 LQSolution = namedtuple('solve_tv_lq', 'K C P b')
 
 
@@ -62,14 +64,15 @@ def solve_tv_lqr(A, B, Q, R):
 
     Returns
     -------
-    LQRSolution(K, P): K (N, nU, nX) with ``u(k) = -K[k] x(k)``; P (nX, nX) = P(0), so the
+    LQRSolution(K, P): K is a Python list of N arrays (nU, nX) with ``u(k) = -K[k] x(k)``
+    (a list, as in trep, so ``if K:`` and ``K.append`` work); P (nX, nX) = P(0), so the
     optimal cost from x(0) is ``x(0)^T P x(0)``.
     """
     A, B = _check_dynamics(A, B)
     Q = _as_function(Q, 'Q')
     R = _as_function(R, 'R')
     N, nX, nU = B.shape
-    K = np.zeros((N, nU, nX))
+    K = [None] * N
     P = _matrix(Q, N, (nX, nX), 'Q')
     for k in range(N - 1, -1, -1):
         Bk, Ak = B[k], A[k]
@@ -97,8 +100,9 @@ def solve_tv_lq(A, B, q, r, Q, S, R):
 
     Returns
     -------
-    LQSolution(K, C, P, b): ``u(k) = -K[k] x(k) - C[k]``; P = P(0) and b = b(0), so the
-    optimal cost is ``x0^T P x0 + 2 b^T x0 + c(0)``.
+    LQSolution(K, C, P, b): ``u(k) = -K[k] x(k) - C[k]``; K is a list of N arrays
+    (nU, nX) and C a list of N arrays (nU,) (lists, as in trep); P (nX, nX) = P(0) and
+    b (nX,) = b(0), so the optimal cost is ``x0^T P x0 + 2 b^T x0 + c(0)``.
     """
     A, B = _check_dynamics(A, B)
     Q = _as_function(Q, 'Q')
@@ -113,8 +117,8 @@ def solve_tv_lq(A, B, q, r, Q, S, R):
     if r.ndim != 2 or r.shape[0] < N or r.shape[1] != nU:
         raise ValueError('r must be N = %d vectors of size nU = %d, got shape %r'
                          % (N, nU, r.shape))
-    K = np.zeros((N, nU, nX))
-    C = np.zeros((N, nU))
+    K = [None] * N
+    C = [None] * N
     P = _matrix(Q, N, (nX, nX), 'Q')
     b = q[N].copy()
     for k in range(N - 1, -1, -1):
@@ -124,8 +128,8 @@ def solve_tv_lq(A, B, q, r, Q, S, R):
         # K_part = B^T P A + S^T;  P update uses K_part^T K (= K^T Gamma K) for stability
         K_part = PB.T @ Ak + _matrix(S, k, (nX, nU), 'S').T
         sol = np.linalg.solve(gamma, np.column_stack([K_part, Bk.T @ b + r[k]]))
-        K[k] = sol[:, :nX]
-        C[k] = sol[:, nX]
+        K[k] = sol[:, :nX].copy()
+        C[k] = sol[:, nX].copy()
         b = q[k] - K[k].T @ r[k] + (Ak.T - K[k].T @ Bk.T) @ b
         P = _matrix(Q, k, (nX, nX), 'Q') + Ak.T @ P @ Ak - K_part.T @ K[k]
         P = 0.5 * (P + P.T)

@@ -11,6 +11,7 @@ q_k(k-1)) / (t(k) - t(k-1))`` the kinematic velocity, ``u`` the force inputs and
 q_k(k+1)`` the kinematic inputs.  Units are those of the configs (rad or m), momenta
 [kg m^2/s or kg m/s], time [s].
 """
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -145,16 +146,35 @@ class DSystem:
         return X
 
     def build_input(self, u=None, rho=None):
-        """Input vector (nU,) from u (nu,) and rho (nQk,); missing parts are zero."""
+        """Input vector (nU,) from u (nu,) and rho (nQk,); missing parts are zero.
+
+        As in trep, a component the system does not have (no inputs / no kinematic
+        configs) is ignored, with a ``UserWarning`` if it holds any values.
+        """
         U = np.zeros(self._nU)
         if u is not None:
-            U[self._su] = self._vec(u, self._nu, 'u')
+            U[self._su] = (self._absent(u, 'u', stacklevel=3) if self._nu == 0
+                           else self._vec(u, self._nu, 'u'))
         if rho is not None:
-            U[self._srho] = self._vec(rho, self._nk, 'rho')
+            U[self._srho] = (self._absent(rho, 'rho', stacklevel=3) if self._nk == 0
+                             else self._vec(rho, self._nk, 'rho'))
         return U
+
+    @staticmethod
+    def _absent(value, what, rows=None, stacklevel=4):
+        """Value given for a component of width 0: ignored (trep assigns it to an empty
+        slice).  Returns an empty block; warns when ``value`` is not itself empty."""
+        arr = np.asarray(value, dtype=float)
+        if arr.size:
+            warnings.warn('DSystem: %s ignored, the system has no %s entries'
+                          % (what, {'u': 'input', 'rho': 'kinematic'}.get(what, what)),
+                          UserWarning, stacklevel=stacklevel)
+        return np.zeros(0) if rows is None else np.zeros((rows, 0))
 
     def _traj(self, value, rows, cols, what):
         arr = np.asarray(value, dtype=float)
+        if cols == 0 and arr.ndim >= 1 and arr.shape[0] == rows:
+            return self._absent(arr, what, rows)
         if arr.ndim == 1 and cols == 1:
             arr = arr.reshape(-1, 1)
         if arr.ndim != 2 or arr.shape != (rows, cols):
@@ -164,7 +184,11 @@ class DSystem:
 
     def build_trajectory(self, Q=None, p=None, v=None, u=None, rho=None):
         """Trajectory(X (N, nX), U (N-1, nU)) from Q (N, nQ), p (N, nQd), v (N, nQk),
-        u (N-1, nu), rho (N-1, nQk); unspecified components are zero."""
+        u (N-1, nu), rho (N-1, nQk); unspecified components are zero.
+
+        A component the system does not have (e.g. ``rho`` without kinematic configs) is
+        ignored when it has the right length, as trep does; a ``UserWarning`` says so if
+        it holds values."""
         N = len(self._time)
         X = np.zeros((N, self._nX))
         U = np.zeros((N - 1, self._nU))
@@ -332,12 +356,22 @@ class DSystem:
         return B
 
     def _z(self, z):
-        z = self._vec(z, self._nX, 'z')
+        """Adjoint parts used by the second derivatives: z[:nQd] and z[nQ:nQ+nQd].
+
+        As trep, only these slices are read: entries after them (the v part, or anything
+        beyond nX) are ignored, so a z longer than the state is accepted.
+        """
+        arr = np.asarray(z, dtype=float)
+        need = self._nQ + self._nd
+        if arr.ndim != 1 or arr.shape[0] < need:
+            raise ValueError('z must be a 1-D adjoint vector with at least nQ + nQd = %d '
+                             'entries (nX = %d; later entries are ignored), got shape %r'
+                             % (need, self._nX, np.shape(z)))
         # the q_k and v_k outputs are linear in (X, U): only q_d and p rows contribute
-        return z[self._sQd], z[self._sp]
+        return arr[self._sQd], arr[self._sp]
 
     def fdxdx(self, z):
-        """z^T d2f/dXdX (nX, nX) for an adjoint z (nX,)."""
+        """z^T d2f/dXdX (nX, nX) for an adjoint z (nX,) (longer z: extra entries ignored)."""
         zq, zp = self._z(z)
         mvi = self.varint
         H = np.zeros((self._nX, self._nX))
@@ -349,7 +383,7 @@ class DSystem:
         return H
 
     def fdxdu(self, z):
-        """z^T d2f/dXdU (nX, nU) for an adjoint z (nX,)."""
+        """z^T d2f/dXdU (nX, nU) for an adjoint z (nX,) (longer z: extra entries ignored)."""
         zq, zp = self._z(z)
         mvi = self.varint
         H = np.zeros((self._nX, self._nU))
@@ -362,7 +396,7 @@ class DSystem:
         return H
 
     def fdudu(self, z):
-        """z^T d2f/dUdU (nU, nU) for an adjoint z (nX,)."""
+        """z^T d2f/dUdU (nU, nU) for an adjoint z (nX,) (longer z: extra entries ignored)."""
         zq, zp = self._z(z)
         mvi = self.varint
         H = np.zeros((self._nU, self._nU))
@@ -426,7 +460,7 @@ class DSystem:
 
     def dproject(self, A, B, bdX, bdU, K):
         """TangentTrajectory(dX, dU): project (bdX, bdU) onto the tangent space of the
-        linearization (A, B) with the stabilising feedback K (N-1, nU, nX)."""
+        linearization (A, B) with the stabilising feedback K (N-1 arrays (nU, nX))."""
         bdX = np.asarray(bdX, dtype=float)
         bdU = np.asarray(bdU, dtype=float)
         dX = np.zeros(bdX.shape)
@@ -438,8 +472,9 @@ class DSystem:
         return TangentTrajectory(dX, dU)
 
     def calc_feedback_controller(self, X, U, Q=None, R=None, return_linearization=False):
-        """LQR feedback gains K (N-1, nU, nX) about (X, U) for the weights Q(k) (nX, nX) and
-        R(k) (nU, nU) (functions of k or constant arrays; default identity).  With
+        """LQR feedback gains K (a list of N-1 arrays (nU, nX), as trep) about (X, U) for
+        the weights Q(k) (nX, nX) and R(k) (nU, nU) (functions of k or constant arrays;
+        default identity).  With
         ``return_linearization`` returns Feedback(Kproj, A, B)."""
         A, B = self.linearize_trajectory(X, U)
         if Q is None:

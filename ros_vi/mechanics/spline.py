@@ -1,64 +1,59 @@
 """One-dimensional interpolating splines (re-creation of ``trep.Spline``).
 
 A :class:`Spline` passes through a list of points ``(x_k, y_k)``,
-``k = 0 .. N-1``, and can additionally be told the first derivative and/or
-the second derivative at any of those points.  It is used, for example, by
-``NonlinearConfigSpring`` to describe a force as a function of configuration
-(only ``y``, ``dy`` and ``ddy`` are needed there).
+``k = 0 .. N-1``, and can additionally be told the first derivative ``dy``
+and/or the second derivative ``ddy`` at any of those points.  It is used, for
+example, by ``NonlinearConfigSpring`` to describe a force as a function of
+configuration.  Units are those of the data: ``y`` in units of y, ``dy`` in
+y/x, ``ddy`` in y/x^2.
 
-Construction (what is solved, exactly)
---------------------------------------
-The curve is made of ``N-1`` polynomial pieces.  Piece ``k`` lives on
-``[x_k, x_{k+1}]`` and is stored as a quintic in the local variable
-``t = x - x_k``::
+Construction (trep's local scheme)
+----------------------------------
+Piece ``j`` (``j = 0 .. N-2``) lives on ``[x_j, x_{j+1}]`` and is a polynomial
+of degree at most 5 in ``t = x - x_j`` with ``p_j(0) = y_j``::
 
-    p_k(t) = c0 + c1 t + c2 t^2 + c3 t^3 + c4 t^4 + c5 t^5
+    p_j(t) = a_j t^5 + b_j t^4 + c_j t^3 + d_j t^2 + e_j t + y_j
 
-Each piece is written in *quintic Hermite* form, i.e. it is fully determined
-by the value, slope and curvature ``(y, y', y'')`` at its two end knots.
-Because neighbouring pieces share the knot triple ``(y_k, d_k, s_k)``, the
-spline is C2 (value, first and second derivative continuous) at every
-interior knot by construction, and every specified value / derivative is
-honoured exactly (it is inserted directly into the knot data).
+The ``5 (N-1)`` unknowns ``a_j .. e_j`` are fixed by one square linear system:
 
-The knot slopes ``d_k`` and curvatures ``s_k`` that were *not* given are
-unknowns.  They are fixed as follows:
+* ``p_j(h_j) = y_{j+1}`` (``h_j = x_{j+1} - x_j``), and slope and curvature
+  continuity ``p_j'(h_j) = p_{j+1}'(0)``, ``p_j''(h_j) = p_{j+1}''(0)`` at
+  every interior knot;
+* every given ``dy`` / ``ddy`` is imposed at its knot;
+* every derivative that was *not* given instead removes one high-order term:
+  it "borrows" a piece next to its knot and sets that piece's ``t^5``
+  coefficient to zero (first borrow of the piece) or its ``t^4`` coefficient
+  (second borrow).  A knot ``i < N-1`` asks first for piece ``i-1``, then
+  piece ``i`` if unborrowed, then ``i-1``, then ``i`` if borrowed once; the
+  last knot asks piece ``N-2`` before ``N-3``.  If both candidates are
+  already full, the nearest earlier piece with a free slot is used.  The
+  slope of a knot is handled before its curvature, knots in increasing
+  order.
 
-1. End conditions.  At an end knot where neither ``dy`` nor ``ddy`` was
-   given, the *natural* condition ``y'' = 0`` is imposed.  If ``dy`` is
-   given at an end but ``ddy`` is not, no extra condition is imposed there
-   (the classical *clamped* spline).  A given ``ddy`` is of course used as is.
-2. Smoothness.  The remaining unknowns minimise the "excess order" energy::
+Hence pieces are cubic where no extra derivative is given and rise to
+degree 4 or 5 only next to knots with more derivatives than a cubic spline
+can absorb ("the lowest order polynomials possible" of trep's documentation).
+With no derivatives at all this is exactly the natural cubic spline; with
+``dy`` at both ends the clamped cubic spline.
 
-        E = integral over [x_0, x_{N-1}] of ( y''''(x) )^2 dx
+If fewer than two derivatives are given in total, ``ddy = 0`` is assumed at
+the first point and then, if still fewer than two, at the last point (trep
+prints a notice; we do this silently).  So one slope ``dy`` at ``x_0`` alone
+gives ``y''(x_0) = 0`` as the second condition, not a clamped/natural mix.
 
-   which is a positive-definite quadratic in the unknowns, so the minimiser
-   is unique; it is found with one global linear least-squares solve.
+Extrapolation: outside ``[x_0, x_{N-1}]`` the curve continues as the
+quadratic Taylor polynomial (value, slope, curvature) at the nearest end.
+trep stores these two quadratics as extra pieces, and so do we: with ``N``
+points, :attr:`Spline.x_points` has ``N + 2`` entries (one extra knot before
+``x_0`` and one after ``x_{N-1}``, each at a distance equal to the last
+interval ``x_{N-1} - x_{N-2}``) and :attr:`Spline.coefficients` has shape
+``(N + 1, 6)``: row ``r`` holds ``(a, b, c, d, e, f)`` of piece ``r``,
+highest power first, in powers of ``x - x_points[r]``.
 
-``E`` is zero exactly when every piece is a cubic.  Consequences:
-
-* With no derivatives given, the result is the ordinary natural C2 cubic
-  spline.  Whenever the minimum of ``E`` is zero to round-off (relative size
-  of all ``c4 h^4, c5 h^5`` below 1e-12), ``c4`` and ``c5`` are set to
-  exactly 0, so ``coefficients[:, 4:]`` is exactly zero for cubic splines.
-* With derivatives given only where a cubic spline can absorb them (e.g.
-  ``dy`` or ``ddy`` at an end, or both ``ddy`` at the two ends), the result
-  is the corresponding clamped / curvature-specified cubic spline.  In
-  particular a cubic polynomial is reproduced exactly when its end
-  derivatives are supplied.
-* When more derivatives are specified than a cubic spline can honour (e.g.
-  a slope at an interior knot), quartic/quintic terms appear -- as little of
-  them as possible in the ``E`` sense, spread over neighbouring pieces rather
-  than confined to a single piece.  (This is the "lowest order possible" of
-  the trep documentation, interpreted as a global least-order criterion.)
-
-Uniqueness of the minimiser: if the homogeneous problem (all ``y_k = 0``,
-all given derivatives 0) had a nonzero zero-energy solution it would be a C2
-cubic spline vanishing at every knot with ``y'' = 0`` or ``y' = 0`` at each
-end, and such a spline is identically zero.  Hence the least-squares problem
-always has full column rank.
-
-Outside ``[x_0, x_{N-1}]`` the first / last polynomial piece is extrapolated.
+If the derivative conditions cannot be met with this scheme (too many
+unspecified derivatives gathered on too few pieces, or a singular system),
+``ValueError`` is raised (trep raises numpy's ``LinAlgError``, itself a
+``ValueError``).
 
 Example
 -------
@@ -66,10 +61,12 @@ Example
 >>> round(s.y(1.0), 12), round(s.dy(1.0), 12), round(s.ddy(1.0), 12)
 (1.0, 0.0, -3.0)
 >>> s.coefficients.shape
-(2, 6)
->>> t = Spline([[0.0, 0.0, 1.0], [1.0, 1.0, None, 0.0]])  # slope 1 at 0, y''=0 at 1
->>> round(t.y(0.5), 12)
-0.5
+(4, 6)
+>>> import math                          # force curve of trep's radial engine
+>>> f = Spline([(0, 0, 0, 0), (math.pi / 4, 1), (3 * math.pi / 4, 1),
+...             (math.pi, 0, 0, 0), (2 * math.pi, 0, 0, 0)])
+>>> round(f.y(math.pi / 2) * 7, 12)      # exactly 13/7
+13.0
 """
 
 import math
@@ -78,10 +75,6 @@ import numbers
 import numpy as np
 
 __all__ = ["Spline"]
-
-# relative size below which quartic/quintic terms are treated as round-off
-_CUBIC_SNAP_RTOL = 1e-12
-
 
 def _as_real(value, what):
     """Convert one user number to a finite float or raise ValueError."""
@@ -136,88 +129,146 @@ def _parse_points(points):
     return x, y, d, s
 
 
-def _piece_high_coeffs(h):
-    """Linear maps giving (c3, c4, c5) of a quintic Hermite piece.
+# Rows of the linear map from (a, b, c, d, e) of a piece to its value, slope
+# and curvature at local coordinate t (the constant term y_j is separate).
+def _value_row(t):
+    return np.array([t ** 5, t ** 4, t ** 3, t ** 2, t])
 
-    For a piece of width ``h`` with knot data
-    ``z = (y0, d0, s0, y1, d1, s1)`` the returned array ``G`` of shape (3, 6)
-    satisfies ``(c3, c4, c5) = G @ z``.  (``c0, c1, c2 = y0, d0, s0/2``.)
+
+def _slope_row(t):
+    return np.array([5 * t ** 4, 4 * t ** 3, 3 * t ** 2, 2 * t, 1.0])
+
+
+def _curvature_row(t):
+    return np.array([20 * t ** 3, 12 * t ** 2, 6 * t, 2.0, 0.0])
+
+
+class _Slots(object):
+    """Book-keeping of which high-order terms the unspecified derivatives remove.
+
+    ``taken[j]`` counts how often piece ``j`` has been borrowed: the first
+    borrow zeroes its t^5 term (column 0 of the piece), the second its t^4
+    term (column 1).  A third borrow of one piece means the conditions cannot
+    be met by this scheme.
     """
-    # A = y1 - y0 - d0 h - s0 h^2/2,  B = d1 - d0 - s0 h,  C = s1 - s0
-    A = np.array([-1.0, -h, -0.5 * h * h, 1.0, 0.0, 0.0])
-    B = np.array([0.0, -1.0, -h, 0.0, 1.0, 0.0])
-    C = np.array([0.0, 0.0, -1.0, 0.0, 0.0, 1.0])
-    c3 = (20.0 * A - 8.0 * h * B + h * h * C) / (2.0 * h ** 3)
-    c4 = (-15.0 * A + 7.0 * h * B - h * h * C) / h ** 4
-    c5 = (6.0 * A - 3.0 * h * B + 0.5 * h * h * C) / h ** 5
-    return np.vstack([c3, c4, c5])
+
+    def __init__(self, pieces):
+        self.taken = [0] * pieces
+
+    def _pick(self, first, second):
+        t = self.taken
+        for count in (0, 1):
+            for j in (first, second):
+                if j is not None and t[j] == count:
+                    return j
+        j = max(c for c in (first, second) if c is not None)
+        while j > 0 and t[j] >= 2:
+            j -= 1
+        return j
+
+    def take(self, knot, last):
+        """Piece and column (0: t^5, 1: t^4) to zero for a missing derivative."""
+        if last:
+            j = self._pick(knot - 1, knot - 2 if knot >= 2 else None)
+        else:
+            j = self._pick(knot - 1 if knot >= 1 else None, knot)
+        if self.taken[j] >= 2:
+            raise ValueError(
+                "spline: too many unspecified derivatives near points[%d] for "
+                "polynomials of degree <= 5; specify more derivatives there"
+                % knot)
+        self.taken[j] += 1
+        return j, self.taken[j] - 1
 
 
 def _solve(x, y, d, s):
-    """Fill in the unspecified knot slopes/curvatures; return (N-1, 6) coeffs."""
+    """Coefficients (N-1, 5) of a..e of every piece (see the module docstring)."""
     n = x.size
+    m = n - 1                       # number of pieces
     d = d.copy()
     s = s.copy()
-    # 1. natural end conditions where the end is completely free
-    for e in (0, n - 1):
-        if np.isnan(d[e]) and np.isnan(s[e]):
-            s[e] = 0.0
+    given = int(np.count_nonzero(~np.isnan(d)) + np.count_nonzero(~np.isnan(s)))
+    for end in (0, n - 1):
+        if given < 2 and np.isnan(s[end]):
+            s[end] = 0.0
+            given += 1
 
-    # knot data vector z = [y0, d0, s0, y1, d1, s1, ...]
-    z = np.column_stack([y, d, s]).reshape(-1)
-    unknown = np.flatnonzero(np.isnan(z))
-    hs = np.diff(x)
-    G = [_piece_high_coeffs(h) for h in hs]
+    h = np.diff(x)
+    A = np.zeros((5 * m, 5 * m))
+    rhs = np.zeros(5 * m)
+    slots = _Slots(m)
+    killed = []                     # flat indices 5*piece + col of removed terms
+    row = 0
 
-    if unknown.size:
-        # 2. residuals whose squared norm is E = sum_k int (y'''')^2
-        #    on piece k: y'''' = a + b t, a = 24 c4, b = 120 c5,
-        #    int_0^h (a + b t)^2 dt = h (a + b h/2)^2 + (h^3/12) b^2
-        M = np.zeros((2 * (n - 1), 3 * n))
-        for k, h in enumerate(hs):
-            a = 24.0 * G[k][1]
-            b = 120.0 * G[k][2]
-            M[2 * k, 3 * k:3 * k + 6] = math.sqrt(h) * (a + 0.5 * h * b)
-            M[2 * k + 1, 3 * k:3 * k + 6] = math.sqrt(h ** 3 / 12.0) * b
-        known = np.where(np.isnan(z), 0.0, z)
-        # column scaling by the local knot spacing for conditioning
-        local_h = np.empty(n)
-        local_h[0], local_h[-1] = hs[0], hs[-1]
-        local_h[1:-1] = 0.5 * (hs[:-1] + hs[1:])
-        order = unknown % 3                       # 1 -> slope, 2 -> curvature
-        scale = local_h[unknown // 3] ** order
-        Mu = M[:, unknown] * scale
-        rhs = -M @ known
-        sol, _, rank, _ = np.linalg.lstsq(Mu, rhs, rcond=None)
-        if rank < unknown.size:  # cannot happen for valid input (see module doc)
-            raise ValueError("spline conditions are degenerate")
-        z = known
-        z[unknown] = sol * scale
+    def put(piece, coeffs, value):
+        nonlocal row
+        A[row, 5 * piece:5 * piece + 5] += coeffs
+        rhs[row] = value
+        row += 1
 
-    coeffs = np.zeros((n - 1, 6))
-    for k in range(n - 1):
-        zk = z[3 * k:3 * k + 6]
-        coeffs[k, 0] = zk[0]
-        coeffs[k, 1] = zk[1]
-        coeffs[k, 2] = 0.5 * zk[2]
-        coeffs[k, 3:] = G[k] @ zk
+    for j in range(m):
+        put(j, _value_row(h[j]), y[j + 1] - y[j])
+        if j + 1 < m:
+            # continuity of slope and curvature with piece j+1 at t = 0
+            A[row, 5 * (j + 1):5 * (j + 1) + 5] = -_slope_row(0.0)
+            put(j, _slope_row(h[j]), 0.0)
+            A[row, 5 * (j + 1):5 * (j + 1) + 5] = -_curvature_row(0.0)
+            put(j, _curvature_row(h[j]), 0.0)
+        # conditions at knot j, the left end of piece j
+        for given_value, local_row in ((d[j], _slope_row(0.0)), (s[j], _curvature_row(0.0))):
+            if np.isnan(given_value):
+                piece, col = slots.take(j, last=False)
+                killed.append(5 * piece + col)
+            else:
+                put(j, local_row, given_value)
+    # conditions at the last knot, the right end of piece m-1
+    for given_value, local_row in ((d[m], _slope_row(h[-1])), (s[m], _curvature_row(h[-1]))):
+        if np.isnan(given_value):
+            piece, col = slots.take(m, last=True)
+            killed.append(5 * piece + col)
+        else:
+            put(m - 1, local_row, given_value)
+    # The removed terms are exactly zero: drop their columns (the system
+    # stays square, one row per remaining unknown).
+    keep = np.setdiff1d(np.arange(5 * m), killed)
+    assert row == keep.size == 5 * m - len(killed)
+    sol = np.zeros(5 * m)
+    try:
+        sol[keep] = np.linalg.solve(A[:row][:, keep], rhs[:row])
+    except np.linalg.LinAlgError:
+        raise ValueError("spline: the given points and derivatives lead to a "
+                         "singular system; specify the derivatives differently")
+    return sol.reshape(m, 5)
 
-    # If the minimum energy is zero (a C2 cubic spline honours every
-    # condition), the quartic/quintic coefficients are pure round-off: make
-    # the pieces exactly cubic, with c3 chosen so each piece still hits y_{k+1}.
-    powers = hs[:, None] ** np.arange(6)
-    scaled = np.abs(coeffs) * powers
-    size = max(np.max(scaled[:, :4]), np.finfo(float).tiny)
-    if np.max(scaled[:, 4:]) <= _CUBIC_SNAP_RTOL * size:
-        coeffs[:, 4:] = 0.0
-        zz = z.reshape(n, 3)
-        coeffs[:, 3] = (zz[1:, 0] - coeffs[:, 0] - coeffs[:, 1] * hs
-                        - coeffs[:, 2] * hs ** 2) / hs ** 3
-    return coeffs, z.reshape(n, 3)
+
+def _with_extrapolation(x, y, high):
+    """trep's stored layout: add quadratic pieces before x_0 and after x_{N-1}.
+
+    Returns x_points (N+2,), y_points (N+2,) and coefficients (N+1, 6), rows
+    ``(a, b, c, d, e, f)`` highest power first.
+    """
+    n = x.size
+    coeffs = np.zeros((n + 1, 6))
+    coeffs[1:n, :5] = high
+    coeffs[1:n, 5] = y[:-1]
+    last = x[-1] - x[-2]
+    # value, slope and curvature at both ends
+    y0, dy0, ddy0 = y[0], high[0, 4], 2.0 * high[0, 3]
+    yN = y[-1]
+    dyN = float(_slope_row(last) @ high[-1])
+    ddyN = float(_curvature_row(last) @ high[-1])
+    # quadratic through the Taylor data at x_0, written around x_0 - last
+    coeffs[0, 3:] = (0.5 * ddy0, dy0 - ddy0 * last,
+                     y0 - dy0 * last + 0.5 * ddy0 * last ** 2)
+    coeffs[n, 3:] = (0.5 * ddyN, dyN, yN)
+    x_points = np.concatenate(([x[0] - last], x, [x[-1] + last]))
+    y_points = np.concatenate(([coeffs[0, 5]], y,
+                               [yN + dyN * last + 0.5 * ddyN * last ** 2]))
+    return x_points, y_points, coeffs
 
 
 class Spline(object):
-    """Piecewise-polynomial C2 interpolating spline.
+    """Piecewise-polynomial C2 interpolating spline (trep's algorithm).
 
     Parameters
     ----------
@@ -228,14 +279,16 @@ class Spline(object):
 
     Attributes (read-only, each call returns a fresh copy)
     ----------
-    x_points : ndarray, shape (N,)
-    y_points : ndarray, shape (N,)
-    coefficients : ndarray, shape (N-1, 6)
-        Row ``k`` holds ``c0..c5`` of piece ``k`` in powers of
-        ``(x - x_points[k])``, lowest order first.
+    x_points : ndarray, shape (N+2,)
+        The knots, with one extra knot before and after (see module doc).
+    y_points : ndarray, shape (N+2,)
+        Spline values at ``x_points``.
+    coefficients : ndarray, shape (N+1, 6)
+        Row ``r`` holds ``(a, b, c, d, e, f)`` of piece ``r`` in powers of
+        ``(x - x_points[r])``, highest power first.  Rows 0 and N are the
+        quadratic extrapolation pieces.
 
-    See the module docstring for exactly how unspecified derivatives and end
-    conditions are chosen.
+    See the module docstring for how unspecified derivatives are chosen.
 
     Example
     -------
@@ -248,42 +301,42 @@ class Spline(object):
 
     def __init__(self, points):
         x, y, d, s = _parse_points(points)
-        self._x = x
-        self._y = y
         self._dy_spec = d
         self._ddy_spec = s
-        self._coeffs, self._knot_data = _solve(x, y, d, s)
+        self._points_x = x
+        self._x, self._y, self._coeffs = _with_extrapolation(x, y, _solve(x, y, d, s))
 
     # ----------------------------------------------------------- properties
     @property
     def x_points(self):
-        """ndarray (N,): x values of the defining points (read-only copy)."""
+        """ndarray (N+2,): knots incl. the two extrapolation knots (copy)."""
         return self._x.copy()
 
     @property
     def y_points(self):
-        """ndarray (N,): y values of the defining points (read-only copy)."""
+        """ndarray (N+2,): spline values at :attr:`x_points` (copy)."""
         return self._y.copy()
 
     @property
     def coefficients(self):
-        """ndarray (N-1, 6): piece coefficients in powers of (x - x_k)."""
+        """ndarray (N+1, 6): piece coefficients, highest power first (copy)."""
         return self._coeffs.copy()
 
     @property
     def points(self):
         """The defining points as a list of [x, y, dy, ddy] (None = unset)."""
         out = []
-        for k in range(self._x.size):
+        for k in range(self._points_x.size):
             d = self._dy_spec[k]
             s = self._ddy_spec[k]
-            out.append([float(self._x[k]), float(self._y[k]),
+            out.append([float(self._points_x[k]), float(self._y[k + 1]),
                         None if np.isnan(d) else float(d),
                         None if np.isnan(s) else float(s)])
         return out
 
     def __len__(self):
-        return int(self._x.size)
+        """Number of defining points N."""
+        return int(self._points_x.size)
 
     def __repr__(self):
         return "Spline(%r)" % (self.points,)
@@ -291,12 +344,8 @@ class Spline(object):
     def copy(self):
         """Return an independent copy of this spline."""
         new = Spline.__new__(Spline)
-        new._x = self._x.copy()
-        new._y = self._y.copy()
-        new._dy_spec = self._dy_spec.copy()
-        new._ddy_spec = self._ddy_spec.copy()
-        new._coeffs = self._coeffs.copy()
-        new._knot_data = self._knot_data.copy()
+        for attr in ("_x", "_y", "_coeffs", "_dy_spec", "_ddy_spec", "_points_x"):
+            setattr(new, attr, getattr(self, attr).copy())
         return new
 
     __copy__ = copy
@@ -310,17 +359,15 @@ class Spline(object):
         k = np.searchsorted(self._x, xa, side="right") - 1
         k = np.clip(k, 0, self._x.size - 2)
         t = xa - self._x[k]
-        c = self._coeffs[k]                  # shape xa.shape + (6,)
+        c = self._coeffs[k]                  # shape xa.shape + (6,), highest first
         if order == 0:
-            w = (c[..., 0], c[..., 1], c[..., 2], c[..., 3], c[..., 4], c[..., 5])
+            w = [c[..., i] for i in range(6)]
         elif order == 1:
-            w = (c[..., 1], 2.0 * c[..., 2], 3.0 * c[..., 3],
-                 4.0 * c[..., 4], 5.0 * c[..., 5])
+            w = [(5 - i) * c[..., i] for i in range(5)]
         else:
-            w = (2.0 * c[..., 2], 6.0 * c[..., 3], 12.0 * c[..., 4],
-                 20.0 * c[..., 5])
-        acc = w[-1]
-        for coef in w[-2::-1]:               # Horner
+            w = [(5 - i) * (4 - i) * c[..., i] for i in range(4)]
+        acc = w[0]
+        for coef in w[1:]:                   # Horner
             acc = acc * t + coef
         if np.ndim(x) == 0:
             return float(acc)

@@ -19,7 +19,8 @@ def _spline_antiderivative(spline, x):
     """Exact integral of the spline from its first knot to ``x`` (outside the knot range
     the first / last piece is extrapolated, as :meth:`Spline.y` does)."""
     xs = spline.x_points
-    coeffs = spline.coefficients                    # (N-1, ncoef) in powers of (x - x_k)
+    # Spline rows are highest power first (trep layout); reverse to powers 0, 1, 2, ...
+    coeffs = spline.coefficients[:, ::-1]          # (pieces, ncoef) in powers of (x - x_k)
     powers = np.arange(1, coeffs.shape[1] + 1)
     h = np.diff(xs)
     piece_integrals = (coeffs * h[:, None] ** powers / powers).sum(axis=1)
