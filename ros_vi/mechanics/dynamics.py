@@ -23,6 +23,9 @@ Example
 from collections import namedtuple
 
 import numpy as np
+import scipy.linalg
+
+from .data import Cache
 
 LagrangianTerms = namedtuple('LagrangianTerms', 'Lq Lv M Lvq Lqq T Vg')
 LagrangianTerms.__doc__ = """Kinetic energy minus kernel gravity at one state.
@@ -208,3 +211,161 @@ def force_second(system):
             uu += f.f_dudu_array()
         cache.force2 = ForceSecond(qq, vq, vv, uq, uv, uu)
     return cache.force2
+
+
+# ---------------------------------------------------------------------- continuous dynamics
+def gravity_forces(system):
+    """dV/dq of all potentials (kernel gravity, springs, ...) for the dynamic configs,
+    (nQd,) [N, N m], at the System's configuration."""
+    model, data = system.model, system.data
+    Vg_q = -FirstOrderTerms(*model.first_order(model.gravity, data.q,
+                                               np.zeros_like(data.dq))).Lq
+    return (Vg_q + applied_terms(system).V_dq)[:model.nd].copy()
+
+
+def bias_forces(system):
+    """Coriolis, centrifugal and potential forces C(q, dq) dq + dV/dq, (nQd,) [N, N m]:
+    ``M(q) ddq_d = u_forces - bias`` for an unconstrained system with zero kinematic
+    acceleration."""
+    model, data = system.model, system.data
+    t = lagrangian_terms(model, data)
+    return (t.Lvq @ data.dq - t.Lq + applied_terms(system).V_dq)[:model.nd].copy()
+
+
+def kkt_matrix(system):
+    """The continuous-dynamics KKT matrix [[M_dd, Dh_d^T], [Dh_d, 0]], (nQd + nc,) square,
+    and Dh (nc, nQ).  Raises ValueError naming the dynamic configs that move no mass."""
+    model, data = system.model, system.data
+    nd, nc = model.nd, system.nc
+    M = lagrangian_terms(model, data).M
+    diag = np.diag(M)[:nd]
+    bad = [c.name for c, m in zip(system.dyn_configs, diag) if not m > 0.0]
+    if bad:
+        raise ValueError('the mass matrix is singular: dynamic config(s) %s move no mass '
+                         '(make them kinematic or add mass below them)'
+                         % ', '.join(repr(b) for b in bad))
+    Dh = constraint_jacobian(system)
+    A = np.zeros((nd + nc, nd + nc))
+    A[:nd, :nd] = M[:nd, :nd]
+    A[:nd, nd:] = Dh[:, :nd].T
+    A[nd:, :nd] = Dh[:, :nd]
+    return A, Dh
+
+
+def continuous_dynamics(system):
+    """``(ddq_d (nQd,), lambda (nc,))`` at the System's state (cached): solves
+    ``M ddq = dL/dq - d/dt(dL/d dq) + F - Dh^T lambda`` with ``Dh ddq + dDh dq = 0``, the
+    kinematic accelerations taken from ``data.ddq``; ddq_d is also written to ``data.ddq``
+    (trep's ``Config.ddq``)."""
+    model, data = system.model, system.data
+    cache = data.cache
+    if cache.dynamics is None:
+        nd, nc = model.nd, system.nc
+        t = lagrangian_terms(model, data)
+        e = applied_terms(system)
+        A, Dh = kkt_matrix(system)
+        dq = data.dq
+        ddqk = data.ddq[nd:]
+        b = np.zeros(nd + nc)
+        b[:nd] = (t.Lq - e.V_dq + e.F - t.Lvq @ dq)[:nd] - t.M[:nd, nd:] @ ddqk
+        if nc:
+            H = constraint_hessians(system)
+            b[nd:] = -Dh[:, nd:] @ ddqk - np.einsum('i,cij,j->c', dq, H, dq)
+        z = scipy.linalg.solve(A, b, assume_a='sym') if nd + nc else b
+        cache.dynamics = (z[:nd].copy(), z[nd:].copy())
+        data.ddq[:nd] = z[:nd]
+    return cache.dynamics
+
+
+def continuous_dynamics_derivatives(system):
+    """d[ddq_d, lambda]/d(q, dq, ddq_k, u) by the implicit function theorem (cached): a dict
+    of arrays (nQd + nc, n_input) under 'dq', 'ddq', 'dddk', 'du', indexed [output, input]."""
+    model, data = system.model, system.data
+    cache = data.cache
+    if cache.dynamics1 is None:
+        nd, nc, nq, nu = model.nd, system.nc, model.nq, model.nu
+        ddqd, lam = continuous_dynamics(system)
+        e = applied_terms(system)
+        A, Dh = kkt_matrix(system)
+        qdd = data.ddq.copy()
+        qdd[:nd] = ddqd
+        dq = data.dq
+
+        # Kinetic part K = M qdd + Lvq dq - Lq.  Since mixed partials commute and M does
+        # not depend on dq, with D the derivative along the motion (q, v) -> (dq, qdd):
+        #   dK/dq  = D(Lvq) - Lqq,     dK/d(dq) = Lvq - Lvq^T + D(M)
+        # and one complex-step evaluation of the kernel gives D of every term exactly.
+        hstep = 1e-30
+        t = lagrangian_terms(model, data)
+        out = LagrangianTerms(*model.lagrangian_terms(
+            model.gravity.astype(complex), data.q + 1j * hstep * dq, dq + 1j * hstep * qdd))
+        DM, DLvq = out.M.imag / hstep, out.Lvq.imag / hstep
+        E_q = np.zeros((nd + nc, nq))
+        E_dq = np.zeros((nd + nc, nq))
+        H = constraint_hessians(system) if nc else np.zeros((0, nq, nq))
+        E_q[:nd] = (DLvq - t.Lqq)[:nd]
+        E_dq[:nd] = (t.Lvq - t.Lvq.T + DM)[:nd]
+        E_q[:nd] += e.V_dqdq[:nd] - e.F_dq[:nd]
+        E_dq[:nd] += -e.F_ddq[:nd]
+        if nc:
+            E_q[:nd] += np.einsum('c,cij->ij', lam, H)[:nd]
+            H3 = constraint_third_derivatives(system)
+            E_q[nd:] = np.einsum('cij,j->ci', H, qdd) + np.einsum('cijk,j,k->ci', H3, dq, dq)
+            E_dq[nd:] = 2.0 * np.einsum('cij,j->ci', H, dq)
+        E_k = np.zeros((nd + nc, nq - nd))
+        E_k[:nd] = t.M[:nd, nd:]
+        E_k[nd:] = Dh[:, nd:]
+        E_u = np.zeros((nd + nc, nu))
+        E_u[:nd] = -e.F_du[:nd]
+        lu = scipy.linalg.lu_factor(A)
+        cache.dynamics1 = {k: -scipy.linalg.lu_solve(lu, v)
+                           for k, v in (('dq', E_q), ('ddq', E_dq), ('dddk', E_k), ('du', E_u))}
+    return cache.dynamics1
+
+
+def continuous_dynamics_second(system):
+    """Second derivatives of [ddq_d, lambda] (cached), by fourth-order (Richardson) central
+    differences of the exact first derivatives (relative accuracy ~1e-10; the fourth
+    partials of L they would need in closed form are not computed).  The state is restored.
+
+    Returns a dict of arrays indexed [input1, input2, output (nQd + nc)] under 'dqdq',
+    'ddqdq', 'dddkdq', 'dudq', 'ddqddq', 'duddq', 'dudu'.
+    """
+    data = system.data
+    cache = data.cache
+    if cache.dynamics2 is None:
+        state = (data.q.copy(), data.dq.copy(), data.u.copy(), data.ddq.copy())
+
+        def first_at(attr, i, delta):
+            arr = getattr(data, attr)
+            base = arr[i]
+            arr[i] = base + delta
+            data.cache = Cache()
+            out = continuous_dynamics_derivatives(system)
+            arr[i] = base
+            return out
+
+        def derivative(attr, n, keys):
+            res = {k: [] for k in keys}
+            for i in range(n):
+                h = 1e-3 * max(1.0, abs(getattr(data, attr)[i]))
+                p1, m1 = first_at(attr, i, h), first_at(attr, i, -h)
+                p2, m2 = first_at(attr, i, h / 2), first_at(attr, i, -h / 2)
+                for k in keys:
+                    d1 = (p1[k] - m1[k]) / (2 * h)
+                    d2 = (p2[k] - m2[k]) / h
+                    res[k].append((4 * d2 - d1) / 3)   # [output, input1] per input2
+            out = {}
+            for k in keys:
+                arr = np.array(res[k]).reshape((n,) + p1[k].shape)
+                out[k] = arr.transpose(2, 0, 1)        # [input1, input2, output]
+            return out
+        dq_ = derivative('q', data.q.shape[0], ('dq', 'ddq', 'dddk', 'du'))
+        ddq_ = derivative('dq', data.q.shape[0], ('ddq', 'du'))
+        du_ = derivative('u', data.u.shape[0], ('du',))
+        data.q[:], data.dq[:], data.u[:], data.ddq[:] = state
+        data.cache = cache
+        cache.dynamics2 = {'dqdq': dq_['dq'], 'ddqdq': dq_['ddq'], 'dddkdq': dq_['dddk'],
+                           'dudq': dq_['du'], 'ddqddq': ddq_['ddq'], 'duddq': ddq_['du'],
+                           'dudu': du_['du']}
+    return cache.dynamics2

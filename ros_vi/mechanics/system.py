@@ -8,7 +8,7 @@ import scipy.optimize
 from ._derivcheck import check
 from . import dynamics
 from .config import Config, Input
-from .data import Cache, Data
+from .data import Data
 from .frame import WORLD, Frame
 from .model import Model
 
@@ -555,11 +555,7 @@ class System:
 
     def gravity_forces(self):
         """dV/dq of all potentials (gravity, springs, ...) for the dynamic configs, (nQd,)."""
-        nd = self.nQd
-        model = self.model
-        Vg_q = -dynamics.FirstOrderTerms(*model.first_order(
-            model.gravity, self._q, np.zeros_like(self._dq))).Lq
-        return (Vg_q + dynamics.applied_terms(self).V_dq)[:nd].copy()
+        return dynamics.gravity_forces(self)
 
     def bias_forces(self):
         """Coriolis, centrifugal and potential forces, (nQd,).
@@ -567,55 +563,13 @@ class System:
         ``M(q) ddq_d = u_forces - bias`` for an unconstrained system with zero kinematic
         acceleration, where ``bias = C(q, dq) dq + dV/dq``.
         """
-        nd = self.nQd
-        Lq, Lv, M, Lvq, Lqq, T, Vg = self._terms()
-        return (Lvq @ self._dq - Lq + dynamics.applied_terms(self).V_dq)[:nd].copy()
+        return dynamics.bias_forces(self)
 
     def constraint_jacobian(self):
         """Dh(q), (nc, nQ)."""
         return dynamics.constraint_jacobian(self)
 
     # ------------------------------------------------------------------ dynamics
-    def _check_dynamic_masses(self, M):
-        nd = self.nQd
-        diag = np.diag(M)[:nd]
-        bad = [self._dyn[i].name for i in range(nd) if not diag[i] > 0.0]
-        if bad:
-            raise ValueError('the mass matrix is singular: dynamic config(s) %s move no mass '
-                             '(make them kinematic or add mass below them)' % ', '.join(
-                                 repr(b) for b in bad))
-
-    def _kkt(self):
-        """The continuous-dynamics KKT matrix [[M_dd, Dh_d^T], [Dh_d, 0]] and its parts."""
-        nd, nc = self.nQd, self.nc
-        M = self._terms().M
-        self._check_dynamic_masses(M)
-        Dh = self.constraint_jacobian()
-        A = np.zeros((nd + nc, nd + nc))
-        A[:nd, :nd] = M[:nd, :nd]
-        A[:nd, nd:] = Dh[:, :nd].T
-        A[nd:, :nd] = Dh[:, :nd]
-        return A, Dh
-
-    def _solve_dynamics(self):
-        c = self._cache
-        if c.dynamics is None:
-            nd, nc = self.nQd, self.nc
-            Lq, Lv, M, Lvq, Lqq, T, Vg = self._terms()
-            e = dynamics.applied_terms(self)
-            A, Dh = self._kkt()
-            dq = self._dq
-            ddqk = self._ddq[nd:]
-            b = np.zeros(nd + nc)
-            b[:nd] = (Lq - e.V_dq + e.F - Lvq @ dq)[:nd] - M[:nd, nd:] @ ddqk
-            if nc:
-                H = dynamics.constraint_hessians(self)
-                b[nd:] = -Dh[:, nd:] @ ddqk - np.einsum('i,cij,j->c', dq, H, dq)
-            z = scipy.linalg.solve(A, b, assume_a='sym') if nd + nc else b
-            c.dynamics = (z[:nd].copy(), z[nd:].copy())
-            self._ddq[:nd] = z[:nd]
-        return c.dynamics
-
     def f(self, q=None):
         """Continuous dynamics: accelerations of the dynamic configs, (nQd,).
 
@@ -623,7 +577,7 @@ class System:
         at the current state (kinematic accelerations from ``ddqk``); results are also
         written to ``Config.ddq``.  With ``q`` given, returns that config's acceleration.
         """
-        ddqd, _ = self._solve_dynamics()
+        ddqd, _ = dynamics.continuous_dynamics(self)
         if q is None:
             return ddqd.copy()
         config = self.get_config(q)
@@ -633,55 +587,10 @@ class System:
 
     def lambda_(self, constraint=None):
         """Constraint forces lambda, (nc,), or one of them."""
-        _, lam = self._solve_dynamics()
+        _, lam = dynamics.continuous_dynamics(self)
         if constraint is None:
             return lam.copy()
         return float(lam[self.get_constraint(constraint).index])
-
-    def _dynamics_derivatives(self):
-        """d[ddq_d, lambda]/d(q, dq, ddq_k, u) by the implicit function theorem."""
-        c = self._cache
-        if c.dynamics1 is None:
-            nd, nc, nq, nu = self.nQd, self.nc, self.nQ, self.nu
-            ddqd, lam = self._solve_dynamics()
-            e = dynamics.applied_terms(self)
-            A, Dh = self._kkt()
-            qdd = self._ddq.copy()
-            qdd[:nd] = ddqd
-            dq = self._dq
-
-            # Kinetic part K = M qdd + Lvq dq - Lq.  Since mixed partials commute and M does
-            # not depend on dq, with D the derivative along the motion (q, v) -> (dq, qdd):
-            #   dK/dq  = D(Lvq) - Lqq,     dK/d(dq) = Lvq - Lvq^T + D(M)
-            # and one complex-step evaluation of the kernel gives D of every term exactly.
-            hstep = 1e-30
-            Lq, Lv, M, Lvq, Lqq, T, Vg = self._terms()
-            out = dynamics.LagrangianTerms(*self.model.lagrangian_terms(
-                self.model.gravity.astype(complex), self._q + 1j * hstep * dq,
-                dq + 1j * hstep * qdd))
-            DM, DLvq = out.M.imag / hstep, out.Lvq.imag / hstep
-            E_q = np.zeros((nd + nc, nq))
-            E_dq = np.zeros((nd + nc, nq))
-            H = dynamics.constraint_hessians(self) if nc else np.zeros((0, nq, nq))
-            E_q[:nd] = (DLvq - Lqq)[:nd]
-            E_dq[:nd] = (Lvq - Lvq.T + DM)[:nd]
-            E_q[:nd] += e.V_dqdq[:nd] - e.F_dq[:nd]
-            E_dq[:nd] += -e.F_ddq[:nd]
-            if nc:
-                E_q[:nd] += np.einsum('c,cij->ij', lam, H)[:nd]
-                H3 = dynamics.constraint_third_derivatives(self)
-                E_q[nd:] = np.einsum('cij,j->ci', H, qdd) + np.einsum('cijk,j,k->ci', H3, dq, dq)
-                E_dq[nd:] = 2.0 * np.einsum('cij,j->ci', H, dq)
-            M = self._terms().M
-            E_k = np.zeros((nd + nc, nq - nd))
-            E_k[:nd] = M[:nd, nd:]
-            E_k[nd:] = Dh[:, nd:]
-            E_u = np.zeros((nd + nc, nu))
-            E_u[:nd] = -e.F_du[:nd]
-            lu = scipy.linalg.lu_factor(A)
-            c.dynamics1 = {k: -scipy.linalg.lu_solve(lu, v)
-                           for k, v in (('dq', E_q), ('ddq', E_dq), ('dddk', E_k), ('du', E_u))}
-        return c.dynamics1
 
     def _dyn_row(self, q):
         config = self.get_config(q)
@@ -707,25 +616,25 @@ class System:
 
     def f_dq(self, q=None, q1=None):
         """d f / d q, (nQd, nQ) indexed [output, input]."""
-        d = self._dynamics_derivatives()['dq'][:self.nQd]
+        d = dynamics.continuous_dynamics_derivatives(self)['dq'][:self.nQd]
         return self._pick(d, None if q is None else self._dyn_row(q),
                           None if q1 is None else self.get_config(q1).index)
 
     def f_ddq(self, q=None, dq1=None):
         """d f / d dq, (nQd, nQ)."""
-        d = self._dynamics_derivatives()['ddq'][:self.nQd]
+        d = dynamics.continuous_dynamics_derivatives(self)['ddq'][:self.nQd]
         return self._pick(d, None if q is None else self._dyn_row(q),
                           None if dq1 is None else self.get_config(dq1).index)
 
     def f_dddq(self, q=None, k1=None):
         """d f / d ddq_k, (nQd, nQk)."""
-        d = self._dynamics_derivatives()['dddk'][:self.nQd]
+        d = dynamics.continuous_dynamics_derivatives(self)['dddk'][:self.nQd]
         return self._pick(d, None if q is None else self._dyn_row(q),
                           None if k1 is None else self._kin_col(k1))
 
     def f_du(self, q=None, u1=None):
         """d f / d u, (nQd, nu)."""
-        d = self._dynamics_derivatives()['du'][:self.nQd]
+        d = dynamics.continuous_dynamics_derivatives(self)['du'][:self.nQd]
         return self._pick(d, None if q is None else self._dyn_row(q),
                           None if u1 is None else self.get_input(u1).index)
 
@@ -734,77 +643,31 @@ class System:
 
     def lambda_dq(self, constraint=None, q1=None):
         """d lambda / d q, (nc, nQ)."""
-        d = self._dynamics_derivatives()['dq'][self.nQd:]
+        d = dynamics.continuous_dynamics_derivatives(self)['dq'][self.nQd:]
         return self._pick(d, self._lam_row(constraint),
                           None if q1 is None else self.get_config(q1).index)
 
     def lambda_ddq(self, constraint=None, dq1=None):
         """d lambda / d dq, (nc, nQ)."""
-        d = self._dynamics_derivatives()['ddq'][self.nQd:]
+        d = dynamics.continuous_dynamics_derivatives(self)['ddq'][self.nQd:]
         return self._pick(d, self._lam_row(constraint),
                           None if dq1 is None else self.get_config(dq1).index)
 
     def lambda_dddq(self, constraint=None, k1=None):
         """d lambda / d ddq_k, (nc, nQk)."""
-        d = self._dynamics_derivatives()['dddk'][self.nQd:]
+        d = dynamics.continuous_dynamics_derivatives(self)['dddk'][self.nQd:]
         return self._pick(d, self._lam_row(constraint),
                           None if k1 is None else self._kin_col(k1))
 
     def lambda_du(self, constraint=None, u1=None):
         """d lambda / d u, (nc, nu)."""
-        d = self._dynamics_derivatives()['du'][self.nQd:]
+        d = dynamics.continuous_dynamics_derivatives(self)['du'][self.nQd:]
         return self._pick(d, self._lam_row(constraint),
                           None if u1 is None else self.get_input(u1).index)
 
     # ------------------------------------------------------------------ second derivatives
-    def _dynamics_second(self):
-        """Second derivatives of [ddq_d, lambda], by fourth-order (Richardson) central
-        differences of the exact first derivatives (relative accuracy ~1e-10; the fourth
-        partials of L they would need in closed form are not computed).
-
-        Returns dict of arrays indexed [input1, input2, output (nd + nc)].
-        """
-        c = self._cache
-        if c.dynamics2 is None:
-            state = (self._q.copy(), self._dq.copy(), self._u.copy(), self._ddq.copy())
-
-            def first_at(attr, i, delta):
-                arr = getattr(self, attr)
-                base = arr[i]
-                arr[i] = base + delta
-                self._data.cache = Cache()
-                out = self._dynamics_derivatives()
-                arr[i] = base
-                return out
-
-            def derivative(attr, n, keys):
-                res = {k: [] for k in keys}
-                for i in range(n):
-                    h = 1e-3 * max(1.0, abs(getattr(self, attr)[i]))
-                    p1, m1 = first_at(attr, i, h), first_at(attr, i, -h)
-                    p2, m2 = first_at(attr, i, h / 2), first_at(attr, i, -h / 2)
-                    for k in keys:
-                        d1 = (p1[k] - m1[k]) / (2 * h)
-                        d2 = (p2[k] - m2[k]) / h
-                        res[k].append((4 * d2 - d1) / 3)   # [output, input1] per input2
-                out = {}
-                for k in keys:
-                    arr = np.array(res[k]).reshape((n,) + p1[k].shape)
-                    out[k] = arr.transpose(2, 0, 1)        # [input1, input2, output]
-                return out
-            nq, nu = self.nQ, self.nu
-            dq_ = derivative('_q', nq, ('dq', 'ddq', 'dddk', 'du'))
-            ddq_ = derivative('_dq', nq, ('ddq', 'du'))
-            du_ = derivative('_u', nu, ('du',))
-            self._q[:], self._dq[:], self._u[:], self._ddq[:] = state
-            self._data.cache = c
-            c.dynamics2 = {'dqdq': dq_['dq'], 'ddqdq': dq_['ddq'], 'dddkdq': dq_['dddk'],
-                           'dudq': dq_['du'], 'ddqddq': ddq_['ddq'], 'duddq': ddq_['du'],
-                           'dudu': du_['du']}
-        return c.dynamics2
-
     def _pick3(self, key, out_lambda, out, id1, kind1, id2, kind2):
-        arr = self._dynamics_second()[key]
+        arr = dynamics.continuous_dynamics_second(self)[key]
         nd = self.nQd
         arr = arr[..., nd:] if out_lambda else arr[..., :nd]
 
