@@ -120,8 +120,8 @@ def main(argv=None):
             shutil.rmtree(log_dir, ignore_errors=True)
 
 
-# default start offset [rad] from upright for --controller lqr: 0.3 rad (the test)
-# where the LQR recovers from it; the acrobot's LQR basin ends near 0.09 rad
+# default start offset [rad] from upright for --controller lqr: 0.3 rad where the LQR
+# recovers from it; the acrobot's LQR basin ends near 0.09 rad (urdf/README.md)
 LQR_OFFSET = {'pendulum': 0.3, 'cartpole': 0.3, 'acrobot': 0.09}
 
 

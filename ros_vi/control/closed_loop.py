@@ -6,8 +6,8 @@
 
 :func:`simulate` itself lives in :mod:`ros_vi.simulation` (the closed loop runs on
 :class:`ros_vi.simulation.Simulation`, the loop of the simulator node); it is importable from
-here and from :mod:`ros_vi.control` as before (loaded on first use, since the simulation
-imports this package).
+here and from :mod:`ros_vi.control` (loaded on first use, since the simulation imports this
+package).
 """
 import math
 from dataclasses import dataclass
