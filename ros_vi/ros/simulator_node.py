@@ -54,11 +54,11 @@ def resolve_uri(uri):
         raise ParameterError('parameter urdf_file: %s' % err) from None
 
 
-def load_urdf_text(path):
-    """:func:`ros_vi.urdf.load_urdf_text` (``.urdf``, or ``.xacro`` processed by xacro) for
-    the ``urdf_file`` parameter."""
+def load_urdf_text(path, allowed_paths=()):
+    """:func:`ros_vi.urdf.load_urdf_text` (``.urdf``, or ``.xacro`` processed by xacro in its
+    sandbox, which may also read ``allowed_paths``) for the ``urdf_file`` parameter."""
     try:
-        return urdf.load_urdf_text(path)
+        return urdf.load_urdf_text(path, allowed_paths=allowed_paths)
     except URDFError as err:
         raise ParameterError('parameter urdf_file: %s' % err) from None
 
@@ -441,7 +441,8 @@ def import_robot(cfg):
     if cfg.robot_description.strip():
         text, where = cfg.robot_description, 'parameter robot_description'
     else:
-        text = load_urdf_text(resolve_uri(cfg.urdf_file.strip()))
+        text = load_urdf_text(resolve_uri(cfg.urdf_file.strip()),
+                              [resolve_uri(p) for p in cfg.xacro_allowed_paths])
         where = 'parameter urdf_file (%s)' % cfg.urdf_file
     from ..urdf import import_urdf
     try:
