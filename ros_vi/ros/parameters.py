@@ -109,6 +109,8 @@ class RobotParameters:
                                    string())
     urdf_file: str = param('', 'path of a .urdf or .xacro file (package:// and file:// URIs '
                                'accepted); used when robot_description is empty', string())
+    xacro_allowed_paths: list = param([], 'directories a .xacro urdf_file may read besides its '
+                                          'own directory tree and the ROS packages', strings)
 
     def validate(self):
         if self.robot_description.strip() and self.urdf_file.strip():

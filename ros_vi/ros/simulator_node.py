@@ -46,19 +46,19 @@ from .parameters import ParameterError, SimulatorParameters
 PARAMETERS = parameters.table(SimulatorParameters)
 
 
-def resolve_uri(uri):
-    """:func:`ros_vi.resources.resolve_uri` for the ``urdf_file`` parameter."""
+def resolve_uri(uri, name='urdf_file'):
+    """:func:`ros_vi.resources.resolve_uri` for the ``urdf_file`` parameter (or ``name``)."""
     try:
         return resources.resolve_uri(uri)
     except resources.ResourceError as err:
-        raise ParameterError('parameter urdf_file: %s' % err) from None
+        raise ParameterError('parameter %s: %s' % (name, err)) from None
 
 
-def load_urdf_text(path):
-    """:func:`ros_vi.urdf.load_urdf_text` (``.urdf``, or ``.xacro`` processed by xacro) for
-    the ``urdf_file`` parameter."""
+def load_urdf_text(path, allowed_paths=()):
+    """:func:`ros_vi.urdf.load_urdf_text` (``.urdf``, or ``.xacro`` processed by xacro in its
+    sandbox, which may also read ``allowed_paths``) for the ``urdf_file`` parameter."""
     try:
-        return urdf.load_urdf_text(path)
+        return urdf.load_urdf_text(path, allowed_paths=allowed_paths)
     except URDFError as err:
         raise ParameterError('parameter urdf_file: %s' % err) from None
 
@@ -441,7 +441,9 @@ def import_robot(cfg):
     if cfg.robot_description.strip():
         text, where = cfg.robot_description, 'parameter robot_description'
     else:
-        text = load_urdf_text(resolve_uri(cfg.urdf_file.strip()))
+        text = load_urdf_text(resolve_uri(cfg.urdf_file.strip()),
+                              [resolve_uri(p, 'xacro_allowed_paths')
+                               for p in cfg.xacro_allowed_paths])
         where = 'parameter urdf_file (%s)' % cfg.urdf_file
     from ..urdf import import_urdf
     try:

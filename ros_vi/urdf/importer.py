@@ -65,15 +65,17 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
 
 
 
-def _read(filename, xacro_args):
+def _read(filename, xacro_args, allowed_paths=()):
     """``(text, where)`` of a ``.urdf`` file, or of a ``.xacro`` file (or any file with
-    ``xacro_args``) processed by xacro."""
+    ``xacro_args``) processed by xacro in its sandbox (``allowed_paths``: see
+    :func:`xacro_to_urdf`)."""
     filename = os.fspath(filename)
     where = 'URDF file %r' % filename
     if not os.path.isfile(filename):
         raise URDFError('%s: no such file' % where)
     if filename.endswith('.xacro') or xacro_args is not None:
-        return xacro_to_urdf(filename, xacro_args), 'xacro file %r' % filename
+        return (xacro_to_urdf(filename, xacro_args, allowed_paths=allowed_paths),
+                'xacro file %r' % filename)
     try:
         with open(filename, 'rb') as fh:
             return fh.read(), where
@@ -81,27 +83,33 @@ def _read(filename, xacro_args):
         raise URDFError('%s: cannot read: %s' % (where, err)) from None
 
 
-def import_urdf_file(filename, system=None, prefix=None, xacro_args=None, **options):
+def import_urdf_file(filename, system=None, prefix=None, xacro_args=None, allowed_paths=(),
+                     **options):
     """Build a System from a ``.urdf`` file, or a ``.xacro`` file with ``xacro_args``.
 
     ``xacro_args``: ``{name: value}`` for ``<xacro:arg>`` (a ``.xacro`` suffix or any
-    ``xacro_args`` selects xacro processing).  Other keywords: see :func:`import_urdf`.
+    ``xacro_args`` selects xacro processing).  ``allowed_paths``: directories xacro may
+    read besides the model's directory tree and the ROS packages (see
+    :func:`xacro_to_urdf`; anything else is refused with :class:`URDFSecurityError`).
+    Other keywords: see :func:`import_urdf`.
     """
-    text, where = _read(filename, xacro_args)
+    text, where = _read(filename, xacro_args, allowed_paths)
     return _import(text, where, system=system, prefix=prefix, **options)
 
 
-def load_urdf_text(filename, xacro_args=None):
+def load_urdf_text(filename, xacro_args=None, allowed_paths=()):
     """URDF XML text (str) of a ``.urdf`` file, or of a ``.xacro`` file processed by xacro
-    (:func:`xacro_to_urdf`); e.g. for a ``robot_description``.
+    in its sandbox (:func:`xacro_to_urdf`, ``allowed_paths`` likewise); e.g. for a
+    ``robot_description``.
 
     The text is not validated here (:func:`import_urdf` does that).  Raises
-    :class:`URDFError`: ``no such file ...``, unreadable file, xacro errors.
+    :class:`URDFError`: ``no such file ...``, unreadable file, xacro errors;
+    :class:`URDFSecurityError`: xacro reading outside the allowed directories.
     """
     filename = os.fspath(filename)
     if not os.path.isfile(filename):
         raise URDFError('no such file %r' % filename)
-    text, _ = _read(filename, xacro_args)
+    text, _ = _read(filename, xacro_args, allowed_paths)
     if isinstance(text, bytes):
         text = text.decode('utf-8')
     return text
