@@ -109,6 +109,9 @@ class RobotParameters:
                                    string())
     urdf_file: str = param('', 'path of a .urdf or .xacro file (package:// and file:// URIs '
                                'accepted); used when robot_description is empty', string())
+    strict_urdf: bool = param(False, 'refuse a robot description with any quirk the importer '
+                                     'would otherwise tolerate with a warning '
+                                     '(docs/urdf-import.md)', boolean)
 
     def validate(self):
         if self.robot_description.strip() and self.urdf_file.strip():
