@@ -537,8 +537,12 @@ class Simulation:
             return []
         names = robot.joint_names if moving else robot.fixed_joint_names
         out = []
+        seen = set()
         for name in names:
             j = robot.joint(name)
+            if (j.parent, j.child) in seen:     # a planar/floating joint: one transform
+                continue
+            seen.add((j.parent, j.child))
             out.append((name, robot.link_frame(j.parent).name,
                         robot.link_frame(j.child).name, j.parent, j.child))
         return out

@@ -134,3 +134,48 @@ def _rand_inertia(rng):
     Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
     I = Q @ np.diag([a, b, c]) @ Q.T
     return (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])
+
+
+def humanoid(seed=0):
+    """A 40-DOF humanoid-like tree as real descriptions write it: a pelvis, legs (6 joints
+    each), a 3-joint waist, arms (7 each), a 3-joint neck, hands with 4 finger joints each
+    (revolute joints on +-x/y/z axes mostly, a few oblique), inertials with rpy origins,
+    and fixed sensor/sole/tool links (an imu, cameras, feet soles, palm frames)."""
+    rng = np.random.default_rng(seed)
+    items = [link('pelvis', inertial(8.0, (0, 0, 0.05), (0, 0, 0), _rand_inertia(rng)))]
+    axes = [(1, 0, 0), (0, 1, 0), (0, 0, 1), (-1, 0, 0), (0, -1, 0), (0, 0, -1)]
+
+    def body():
+        return inertial(rng.uniform(0.1, 4.0), rng.uniform(-0.05, 0.05, 3),
+                        rng.uniform(-0.5, 0.5, 3), _rand_inertia(rng))
+
+    def chain(parent, prefix, n, offset, oblique=()):
+        for k in range(n):
+            child = '%s_link%d' % (prefix, k + 1)
+            axis = rng.normal(size=3) if k in oblique else axes[rng.integers(6)]
+            items.append(link(child, body()))
+            items.append(joint('%s_joint%d' % (prefix, k + 1), 'revolute', parent, child,
+                               offset if k == 0 else rng.uniform(-0.2, 0.2, 3),
+                               rng.uniform(-0.3, 0.3, 3) if k % 3 == 0 else (0, 0, 0),
+                               axis, LIM, (0.1, 0.0)))
+            parent = child
+        return parent
+
+    def fixed(parent, name, xyz):
+        items.append(link(name))
+        items.append(joint(name + '_fixed', 'fixed', parent, name, xyz, (0, 0.2, 0)))
+
+    fixed('pelvis', 'imu_link', (0, 0, 0.1))
+    for side, y in (('l', 0.1), ('r', -0.1)):
+        foot = chain('pelvis', side + '_leg', 6, (0, y, -0.1))
+        fixed(foot, side + '_sole', (0.05, 0, -0.05))
+    torso = chain('pelvis', 'waist', 3, (0, 0, 0.2), oblique=(2,))
+    fixed(torso, 'chest_camera', (0.1, 0, 0.3))
+    for side, y in (('l', 0.2), ('r', -0.2)):
+        hand = chain(torso, side + '_arm', 7, (0, y, 0.4), oblique=(4,))
+        fixed(hand, side + '_palm', (0, 0, -0.08))
+        for finger in ('a', 'b'):
+            chain(side + '_palm', '%s_finger_%s' % (side, finger), 2, (0.02, 0, -0.03))
+    head = chain(torso, 'neck', 3, (0, 0, 0.5))
+    fixed(head, 'head_camera', (0.08, 0, 0.05))
+    return robot('humanoid40', items)

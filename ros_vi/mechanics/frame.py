@@ -211,7 +211,8 @@ class Frame:
         system.hold_structure_changes()
         try:
             try:
-                self._set_mass_value(mass)      # validate before creating a Config
+                if not (isinstance(mass, float) and mass == 0.0):   # zero: already set
+                    self._set_mass_value(mass)  # validate before creating a Config
             except ValueError as err:
                 if name is None:
                     raise ValueError(str(err).replace('frame None', where, 1)) from None

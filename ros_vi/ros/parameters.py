@@ -111,6 +111,9 @@ class RobotParameters:
                                'accepted); used when robot_description is empty', string())
     xacro_allowed_paths: list = param([], 'directories a .xacro urdf_file may read besides its '
                                           'own directory tree and the ROS packages', strings)
+    strict_urdf: bool = param(False, 'refuse a robot description with any quirk the importer '
+                                     'would otherwise tolerate with a warning '
+                                     '(docs/urdf-import.md)', boolean)
 
     def validate(self):
         if self.robot_description.strip() and self.urdf_file.strip():

@@ -20,6 +20,7 @@ All stamps are simulation time.  The step loop is paced by the steady (wall) clo
 import math
 import sys
 import time
+import warnings
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -138,6 +139,8 @@ class SimulatorNode(Node):
                                         autostart=not cfg.start_paused)
         self._diag_timer = self.create_timer(cfg.diagnostics_period,
                                              self._publish_diagnostics, clock=self._steady)
+        for quirk in self._urdf_warnings:
+            self.get_logger().warning('robot description: %s' % quirk)
         self.get_logger().info(
             'simulating %r: %d joints (%s), rate %g Hz x %d substeps, real_time_factor %g, '
             'publish_rate %g Hz%s%s' % (
@@ -149,6 +152,8 @@ class SimulatorNode(Node):
     # ------------------------------------------------------------------ parameters
     def _make_simulation(self, cfg):
         self._urdf_text, system = import_robot(cfg)
+        robot = getattr(system, 'urdf', None)
+        self._urdf_warnings = robot.warnings if robot is not None else ()
         names = [c.name for c in system.configs]
         joints = cfg.initial_joints or names
         initial = {}
@@ -422,6 +427,7 @@ class SimulatorNode(Node):
             'lockstep_timeouts': str(self._lockstep_timeouts),
             'overruns': str(self._overruns),
             'timed_out_joints': ','.join(sim.timed_out()),
+            'urdf_warnings': str(len(self._urdf_warnings)),
         }
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         msg = DiagnosticArray(status=[status])
@@ -447,7 +453,10 @@ def import_robot(cfg):
         where = 'parameter urdf_file (%s)' % cfg.urdf_file
     from ..urdf import import_urdf
     try:
-        return text, import_urdf(text, prefix=cfg.prefix or None, gravity=cfg.gravity)
+        with warnings.catch_warnings():     # the nodes log robot.warnings themselves
+            warnings.simplefilter('ignore', urdf.URDFWarning)
+            return text, import_urdf(text, prefix=cfg.prefix or None, gravity=cfg.gravity,
+                                     strict=cfg.strict_urdf)
     except URDFError as err:
         raise URDFError('%s: %s' % (where, err)) from None
 

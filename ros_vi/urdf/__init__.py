@@ -15,6 +15,7 @@ One job per module:
 * :mod:`.build` -- frames, configs, forces and constraints from a description (the URDF
   semantics: geometry, naming, joint data, massless joints are documented there);
 * :mod:`.robot` -- :class:`URDFRobot`, the description of an imported robot;
+* :mod:`.tolerance` -- the tolerance policy: :class:`Quirk` records and :class:`URDFWarning`;
 * :mod:`.xacro` -- :func:`xacro_to_urdf`;
 * :mod:`.importer` -- the entry points above;
 * :mod:`.geometry`, :mod:`.errors` -- URDF rpy/origin/axis helpers and the exceptions.
@@ -25,8 +26,10 @@ from .geometry import axis_alignment, origin_matrix, rpy_matrix
 from .importer import import_urdf, import_urdf_file, load_urdf_text
 from .parse import SUPPORTED_JOINTS, JointInfo
 from .robot import URDFRobot
+from .tolerance import Quirk, URDFWarning
 from .xacro import xacro_to_urdf
 
 __all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text', 'xacro_to_urdf',
            'URDFError', 'URDFParseError', 'URDFSecurityError', 'URDFRobot', 'JointInfo',
+           'Quirk', 'URDFWarning',
            'rpy_matrix', 'origin_matrix', 'axis_alignment', 'SUPPORTED_JOINTS', 'HELPER_SEP']

@@ -15,9 +15,15 @@ Rx(roll)``) and unit axis ``a`` (the URDF axis normalised; default x) becomes:
 
 The child link frame's pose is therefore exactly URDF's ``T_parent T_o exp(q a^)``.  ``q``
 is an angle [rad] about the unit axis (revolute, continuous) or a distance [m] along it
-(prismatic).  Fixed joints are one ``const_se3(T_o)`` frame.  ``planar`` and ``floating``
-joints are rejected with a :class:`URDFError` (no parameterisation is free of
-singularities that the user would not expect; model them with explicit joints).
+(prismatic).  Fixed joints are one ``const_se3(T_o)`` frame.
+
+A ``planar`` joint is ``const_se3(T_o A)`` -> ``tx(name_x)`` -> ``ty(name_y)`` ->
+``rz(name_yaw)`` (-> ``const_se3(A^T)`` when the axis is not +z): a translation in the
+plane normal to the axis, then a rotation about it (three configs).  A ``floating`` joint
+(only with ``floating_base='euler'``) is ``const_se3(T_o)`` -> ``tx ty tz`` -> ``rz(yaw)
+ry(pitch) rx(roll)`` (six configs ``name_x, name_y, name_z, name_yaw, name_pitch,
+name_roll``; singular at pitch = +-90 deg).  Each part is a :class:`JointInfo` named like its
+config (``urdf_joint``: the URDF joint).
 
 Inertia: a link's ``<inertial>`` (mass, full 3x3 inertia about the centre of mass in the
 inertial frame) is put on a constant frame at the inertial origin (xyz + rpy) with
@@ -55,9 +61,11 @@ Joint data
   config order; pass a list of joint names to choose, or ``None`` for no inputs.
 
 Dynamic configs that move no mass (the mass matrix, reduced by the mimic constraints, has a
-zero diagonal entry at a generic configuration) raise :class:`URDFError` naming the joint
-and its child link, unless ``massless='warn'`` (keep them: the dynamics will be singular) or
-``massless='kinematic'`` (make them kinematic configs, whose trajectories are inputs).
+zero diagonal entry at a generic configuration), or that move mass only along directions
+earlier joints already move, become kinematic configs (their trajectories are inputs; the
+simulator holds them at their initial position) with a warning naming the joint
+(``massless='kinematic'``, the default); ``massless='error'`` or ``strict=True`` raises a
+:class:`URDFError` instead.  The mass matrix is never singular.
 """
 import math
 import warnings
@@ -70,8 +78,9 @@ from ..mechanics.frame import Frame, CONST_SE3, RX, RY, RZ, TX, TY, TZ
 from ..mechanics.system import System
 from .errors import URDFError
 from .geometry import axis_alignment, is_identity, origin_matrix
-from .parse import JointInfo, finite
+from .parse import FLOATING_PARTS, PLANAR_PARTS, JointInfo, finite
 from .robot import URDFRobot
+from .tolerance import Tolerance
 
 __all__ = ['build_system', 'HELPER_SEP']
 
@@ -91,8 +100,15 @@ def _helper_names(plan, prefix):
         add(prefix + link, 'link %r' % link)
     for j in plan.joints:
         if j.moving:
-            add(prefix + j.name + HELPER_SEP + 'origin', 'helper frame of joint %r' % j.name)
-            add(prefix + j.name + HELPER_SEP + 'motion', 'helper frame of joint %r' % j.name)
+            for part in ('origin', 'motion') + _HELPER_PARTS.get(j.type, ()):
+                add(prefix + j.name + HELPER_SEP + part, 'helper frame of joint %r' % j.name)
+    configs = {}
+    for j in plan.joints:
+        for c in config_names(j):
+            if c in configs:
+                raise URDFError('config name %r is used twice (joints %r and %r); rename a '
+                                'joint' % (prefix + c, configs[c], j.name))
+            configs[c] = j.name
     for link in plan.inertials:
         add(prefix + link + HELPER_SEP + 'inertial', 'inertial frame of link %r' % link)
     return names
@@ -105,7 +121,8 @@ def _check_target(system, plan, prefix, frame_names, actuated_joints):
         raise URDFError('frames %s already exist in the system (use prefix=...)'
                         % ', '.join(map(repr, clash)))
     cfg = {c.name for c in system.configs if c.name is not None}
-    clash = sorted(prefix + j.name for j in plan.joints if j.moving and prefix + j.name in cfg)
+    clash = sorted(prefix + c for j in plan.joints for c in config_names(j)
+                   if prefix + c in cfg)
     if clash:
         raise URDFError('configs %s already exist in the system (use prefix=...)'
                         % ', '.join(map(repr, clash)))
@@ -125,18 +142,56 @@ def _mark(frame, role, link=None, prefix=''):
 
 
 _ALIGNED = {0: (RX, TX), 1: (RY, TY), 2: (RZ, TZ)}
+# helper frames between the configs of a multi-degree-of-freedom joint
+_HELPER_PARTS = {'planar': ('x', 'y'), 'floating': ('x', 'y', 'z', 'yaw', 'pitch')}
+_PART_KINDS = {'planar': (TX, TY, RZ), 'floating': (TX, TY, TZ, RZ, RY, RX)}
+_PART_SUFFIXES = {'planar': PLANAR_PARTS, 'floating': FLOATING_PARTS}
+
+
+def config_names(j):
+    """Names (without prefix) of the configs of a joint: none for a fixed joint, the joint
+    name for a one-axis joint, ``name + suffix`` for each part of a planar or floating
+    joint."""
+    if not j.moving:
+        return []
+    if j.type in _PART_SUFFIXES:
+        return [j.name + sfx for sfx in _PART_SUFFIXES[j.type]]
+    return [j.name]
+
+
+def _copy_joint(old, **changes):
+    new = JointInfo.__new__(JointInfo)
+    new.__dict__.update(old.__dict__)
+    new.config = None
+    new.input = None
+    new.__dict__.update(changes)
+    return new
 
 
 def _build(plan, system, prefix, base, kinematic, options):
     """Create frames, configs, forces and constraints in ``system``; returns URDFRobot."""
-    joints = [JointInfo.__new__(JointInfo) for _ in plan.joints]
-    for new, old in zip(joints, plan.joints):
-        new.__dict__.update(old.__dict__)
-        new.config = None
-        new.input = None
-    by_name = {j.name: j for j in joints}
+    joints, link_frames, forces, mimics = _build_held(plan, system, prefix, base, kinematic,
+                                                      options)
+    _initial_q(system, mimics)
+    return URDFRobot(system, plan.name, prefix, plan.root, joints, link_frames, forces)
+
+
+def _build_held(plan, system, prefix, base, kinematic, options):
+    """Frames, forces, constraints (structure updates batched); returns (joints,
+    link_frames, forces, mimics)."""
+    top = [_copy_joint(old) for old in plan.joints]
+    joints = []            # the robot's joints: parts of planar/floating joints expanded
+    for j in top:
+        if j.type in _PART_SUFFIXES:
+            j.parts = [_copy_joint(j, name=n, urdf_joint=j.name, lower=-np.inf,
+                                   upper=np.inf, mimic=None)
+                       for n in config_names(j)]
+            joints.extend(j.parts)
+        else:
+            joints.append(j)
+    by_name = {j.name: j for j in top}
     children = {l: [] for l in plan.links}
-    for j in joints:
+    for j in top:
         children[j.parent].append(j)
     link_frames = {}
     forces = {}
@@ -157,11 +212,49 @@ def _build(plan, system, prefix, base, kinematic, options):
                 _mark(h, 'helper', prefix=prefix)
                 h.set_inertia(mass, I)
 
+        def multi_dof(frame, j):
+            """planar: origin (z -> axis) -> tx -> ty -> rz; floating: origin -> tx -> ty
+            -> tz -> rz -> ry -> rx; the last moving frame (or a constant frame undoing
+            the axis alignment) is the child link."""
+            T = j.origin
+            A = np.eye(4)
+            if j.type == 'planar':
+                A[:3, :3] = axis_alignment(j.axis)
+                T = T @ A
+            parent = frame
+            if not is_identity(T):
+                parent = _mark(Frame(frame, CONST_SE3, T,
+                                     name=prefix + j.name + HELPER_SEP + 'origin'),
+                               'helper', prefix=prefix)
+            kinds = _PART_KINDS[j.type]
+            helpers = _HELPER_PARTS[j.type]
+            aligned = is_identity(A)
+            for n, (kind, part) in enumerate(zip(kinds, j.parts)):
+                last = n == len(kinds) - 1
+                if not last:
+                    fname = prefix + j.name + HELPER_SEP + helpers[n]
+                elif aligned:
+                    fname = prefix + j.child
+                else:
+                    fname = prefix + j.name + HELPER_SEP + 'motion'
+                parent = Frame(parent, kind, prefix + part.name, name=fname,
+                               kinematic=part.name in kinematic)
+                part.config = parent.config
+                if not last or not aligned:
+                    _mark(parent, 'helper', prefix=prefix)
+            if aligned:
+                return parent
+            Ainv = np.eye(4)
+            Ainv[:3, :3] = A[:3, :3].T
+            return Frame(parent, CONST_SE3, Ainv, name=prefix + j.child)
+
         def grow(link, frame):
             add_inertial(link, frame)
             for j in children[link]:
                 if not j.moving:
                     child = Frame(frame, CONST_SE3, j.origin, name=prefix + j.child)
+                elif j.type in _PART_SUFFIXES:
+                    child = multi_dof(frame, j)
                 else:
                     rot = j.type in ('revolute', 'continuous')
                     kin = j.name in kinematic
@@ -195,11 +288,16 @@ def _build(plan, system, prefix, base, kinematic, options):
                 grow(j.child, child)
 
         grow(plan.root, root_frame)
+        _add_gravity(system, prefix, options['gravity'], forces)
     finally:
-        system.resume_structure_changes()
+        system.resume_structure_changes()       # one structure update: frames and gravity
     # link frames in file order
     link_frames = {l: link_frames[l] for l in plan.links}
-    gravity = options['gravity']
+    return _add_forces(system, prefix, joints, by_name, kinematic, options, link_frames,
+                       forces)
+
+
+def _add_gravity(system, prefix, gravity, forces):
     if gravity is not None:
         existing = [p for p in system.potentials if isinstance(p, potentials.Gravity)]
         if existing:
@@ -210,6 +308,10 @@ def _build(plan, system, prefix, base, kinematic, options):
             forces['gravity'] = existing[0]
         else:
             forces['gravity'] = potentials.Gravity(system, gravity, name=prefix + 'gravity')
+
+
+def _add_forces(system, prefix, joints, by_name, kinematic, options, link_frames, forces):
+    """Damping, friction, limits (these need the structure), inputs and mimics."""
     moving = [j for j in joints if j.moving]
     damp = {j.config: j.damping for j in moving if j.damping > 0}
     if damp:
@@ -243,13 +345,16 @@ def _build(plan, system, prefix, base, kinematic, options):
     finally:
         system.resume_structure_changes()
     forces['mimic'] = mimics
-    # initial configuration: zeros, mimic joints consistent (in dependency order)
+    return joints, link_frames, forces, mimics
+
+
+def _initial_q(system, mimics):
+    """Initial configuration: zeros, mimic joints consistent (in dependency order)."""
     q = system.data.q
     for _ in range(len(mimics) + 1):
         for con in mimics:
             q[con.config.index] = con.multiplier * q[con.reference.index] + con.offset
     system.data.invalidate()
-    return URDFRobot(system, plan.name, prefix, plan.root, joints, link_frames, forces)
 
 
 def _moving(robot):
@@ -288,6 +393,8 @@ def _massless_joints(robot):
     data.set(q=_generic_q(robot))
     M = dynamics.mass_matrix(system.model, data)
     mine = [j for j in _moving(robot) if not j.config.kinematic]
+    if nd == 0 or not mine:
+        return [], []
     # null space of the mimic constraints: q_m = k q_ref (+ off) -> columns of N
     nmap = np.eye(nd)
     for _ in range(len(robot.mimic_constraints) + 1):
@@ -300,29 +407,45 @@ def _massless_joints(robot):
     N = nmap[:, [j.config.index for j in keep]]
     Mr = N.T @ M @ N
     scale = max(float(np.abs(M).max()), 1e-300)
-    bad = [j for j, d in zip(keep, np.diag(Mr)) if not d > 1e-12 * scale]
-    if not bad and len(keep):
-        ev = np.linalg.eigvalsh(Mr)
-        if ev.min() <= 1e-13 * scale:
-            return [], True
-    return bad, False
+    diag = np.diag(Mr)
+    bad = [j for j, d in zip(keep, diag) if not d > 1e-12 * scale]
+    good = [i for i, d in enumerate(diag) if d > 1e-12 * scale]
+    dependent = []
+    if good and np.linalg.eigvalsh(Mr[np.ix_(good, good)]).min() <= 1e-13 * scale:
+        # greedy in config order: a joint whose inertia the earlier kept joints already
+        # span (Schur complement ~ 0) is dependent
+        kept = []
+        for i in good:
+            d = diag[i]
+            if kept:
+                K = np.array(kept)
+                d = d - Mr[i, K] @ np.linalg.solve(Mr[np.ix_(K, K)], Mr[K, i])
+            if d <= 1e-9 * diag[i] or d <= 1e-13 * scale:
+                dependent.append(keep[i])
+            else:
+                kept.append(i)
+    return bad, dependent
 
 
 def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81),
                  base_xyz=None, base_rpy=None, base_pose=None, actuated='all', friction=False,
                  friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
-                 limit_damping=10.0, limit_width=1e-3, massless='error'):
+                 limit_damping=10.0, limit_width=1e-3, massless='kinematic', tol=None):
     """Add the robot of a :class:`Description` to ``system`` (a new System if None).
 
     The robot is first built in a scratch system to check its dynamics, so on any error
     ``system`` is left untouched.  Returns the System, with ``system.urdf`` the
     :class:`URDFRobot` of this import (also appended to ``system.urdf_robots``).  Keywords:
     see :func:`ros_vi.urdf.import_urdf`; errors are :class:`URDFError` prefixed by ``where``.
+    ``tol``: the :class:`~.tolerance.Tolerance` of this import (its quirks become
+    ``robot.warnings``).
     """
+    if tol is None:
+        tol = Tolerance(where)
     prefix = '' if prefix is None else str(prefix)
     if massless not in ('error', 'warn', 'kinematic'):
-        raise ValueError("massless must be 'error', 'warn' or 'kinematic', got %r"
-                         % (massless,))
+        raise ValueError("massless must be 'kinematic' (default), 'error' or 'warn' (the "
+                         "same as 'kinematic'), got %r" % (massless,))
     if gravity is not None:
         gravity = np.asarray(gravity, dtype=float).reshape(-1)
         if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
@@ -336,15 +459,20 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
         xyz = finite(base_xyz if base_xyz is not None else (0, 0, 0), 'base_xyz')
         rpy = finite(base_rpy if base_rpy is not None else (0, 0, 0), 'base_rpy')
         base = origin_matrix(xyz, rpy)
-    moving = [j.name for j in plan.joints if j.moving]
+    moving = [c for j in plan.joints for c in config_names(j)]
     if actuated == 'all':
-        act = [j.name for j in plan.joints if j.moving and j.mimic is None]
+        act = [c for j in plan.joints if j.mimic is None for c in config_names(j)]
     elif actuated is None:
         act = []
     else:
-        act = list(actuated)
-        for n in act:
-            if n not in moving:
+        parts = {j.name: config_names(j) for j in plan.joints if j.moving}
+        act = []
+        for n in actuated:
+            if n in parts and n not in moving:          # a planar/floating joint: all parts
+                act.extend(parts[n])
+            elif n in moving:
+                act.append(n)
+            else:
                 raise URDFError('%s: actuated joint %r is not a moving joint of the robot '
                                 '(moving joints: %s)' % (where, n, ', '.join(moving)))
     options = dict(gravity=gravity, friction=bool(friction),
@@ -352,7 +480,10 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
                    enforce_limits=bool(enforce_limits), limit_stiffness=limit_stiffness,
                    limit_damping=limit_damping, limit_width=limit_width,
                    actuated_set=set(act))
-    frame_names = _helper_names(plan, prefix)
+    try:
+        frame_names = _helper_names(plan, prefix)
+    except URDFError as err:
+        raise URDFError('%s: %s' % (where, err)) from None
     if system is not None:
         _check_target(system, plan, prefix, frame_names, act)
     # build once in a scratch system to validate the dynamics (nothing half-imported)
@@ -361,31 +492,33 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
         robot = _build(plan, scratch, prefix, base, set(), options)
     except ValueError as err:
         raise URDFError('%s: %s' % (where, err)) from None
-    bad, singular = _massless_joints(robot)
-    kinematic = set()
-    if bad or singular:
-        if singular:
-            msg = ('%s: the mass matrix is singular at a generic configuration (some joints '
-                   'move mass only along the same directions as others)' % where)
-        else:
-            msg = ('%s: dynamic joint(s) %s move no mass (child links %s and below are '
-                   'massless); add <inertial> or import with massless="kinematic"'
-                   % (where, ', '.join(repr(j.name) for j in bad),
-                      ', '.join(repr(j.child) for j in bad)))
-        if massless == 'error':
-            raise URDFError(msg)
-        if massless == 'warn' or singular:
-            warnings.warn(msg, UserWarning, stacklevel=4)
-        else:
-            kinematic = {j.name for j in bad}
+    bad, dependent = _massless_joints(robot)
+    if bad and massless == 'error':
+        raise URDFError('%s: dynamic joint(s) %s move no mass (child links %s and below are '
+                        'massless); add <inertial>, or import with massless="kinematic" '
+                        '(the default) to make them kinematic configs'
+                        % (where, ', '.join(repr(j.name) for j in bad),
+                           ', '.join(repr(j.child) for j in bad)))
+    if dependent and massless == 'error':
+        raise URDFError('%s: the mass matrix is singular at a generic configuration: joint(s) '
+                        '%s move mass only along directions earlier joints already move'
+                        % (where, ', '.join(repr(j.name) for j in dependent)))
+    held = 'made it a kinematic config, held at its initial position (not an effort input)'
+    for j in bad:
+        tol.tolerate('joint', j.name, 'moves no mass (child link %r and the links below it '
+                     'are massless; the mass matrix would be singular)' % j.child, held)
+    for j in dependent:
+        tol.tolerate('joint', j.name, 'moves mass only along directions that earlier joints '
+                     'already move (the mass matrix would be singular)', held)
+    kinematic = {j.name for j in bad + dependent}
     if system is None and not kinematic:
         result = scratch
     else:
         result = System() if system is None else system
         robot = _build(plan, result, prefix, base, kinematic, options)
+    robot._set_warnings(tol.quirks)
     if not hasattr(result, 'urdf_robots'):
         result.urdf_robots = []
     result.urdf_robots.append(robot)
     result.urdf = robot
     return result
-

@@ -4,24 +4,33 @@ import os
 from .build import build_system
 from .errors import URDFError
 from .parse import parse_xml, read_description
+from .tolerance import Tolerance
 from .xacro import xacro_to_urdf
 
 __all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text']
 
 
-def _import(source, where, **options):
-    """Parse, validate and build; ``where`` None: named after the robot."""
+def _import(source, where, strict=False, floating_base=None, **options):
+    """Parse, validate and build; ``where`` None: named after the robot.  The tolerated
+    quirks are on ``system.urdf.warnings`` and emitted once each as URDFWarning."""
+    if floating_base not in (None, 'euler'):
+        raise ValueError("floating_base must be None or 'euler', got %r" % (floating_base,))
     root = parse_xml(source, where or 'URDF')
     if where is None:
         name = root.get('name')
         where = 'URDF robot %r' % name if name else 'URDF'
-    return build_system(read_description(root, where), where, **options)
+    tol = Tolerance(where, strict)
+    system = build_system(read_description(root, where, tol, floating_base), where, tol=tol,
+                          **options)
+    tol.emit(stacklevel=4)
+    return system
 
 
 def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), base_xyz=None,
                 base_rpy=None, base_pose=None, actuated='all', friction=False,
                 friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
-                limit_damping=10.0, limit_width=1e-3, massless='error'):
+                limit_damping=10.0, limit_width=1e-3, massless='kinematic', strict=False,
+                floating_base=None):
     """Build a :class:`System` from a URDF given as an XML string (``robot_description``).
 
     Parameters
@@ -46,12 +55,23 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
     enforce_limits : bool
         Add a :class:`forces.JointLimits` spring-damper (``limit_stiffness`` [N m/rad],
         ``limit_damping`` [N m s/rad], ``limit_width`` [rad]) beyond ``<limit lower upper>``.
-    massless : 'error' | 'warn' | 'kinematic'
-        What to do with moving joints that move no mass (see the module docstring).
+    massless : 'kinematic' | 'error'
+        Moving joints that move no mass (or only mass other joints already move): make them
+        kinematic configs held in place, with a warning (default; ``'warn'`` is a synonym),
+        or raise.
+    strict : bool
+        Raise a :class:`URDFError` on the first quirk that would otherwise be tolerated
+        with a warning (docs/urdf-import.md lists them).
+    floating_base : None | 'euler'
+        ``floating`` joints are refused unless ``'euler'``: six configs ``joint_x, _y, _z,
+        _yaw, _pitch, _roll`` (rotation Rz(yaw) Ry(pitch) Rx(roll), singular at pitch =
+        +-90 deg), with a warning.
 
     Returns
     -------
-    System, with ``system.urdf`` the :class:`URDFRobot` of this import.
+    System, with ``system.urdf`` the :class:`URDFRobot` of this import
+    (``system.urdf.warnings``: the tolerated quirks, also emitted once each as
+    :class:`URDFWarning`).
 
     Raises
     ------
@@ -61,7 +81,8 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
                    base_xyz=base_xyz, base_rpy=base_rpy, base_pose=base_pose,
                    actuated=actuated, friction=friction, friction_velocity=friction_velocity,
                    enforce_limits=enforce_limits, limit_stiffness=limit_stiffness,
-                   limit_damping=limit_damping, limit_width=limit_width, massless=massless)
+                   limit_damping=limit_damping, limit_width=limit_width, massless=massless,
+                   strict=strict, floating_base=floating_base)
 
 
 

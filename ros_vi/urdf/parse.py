@@ -8,19 +8,23 @@ tree of links, supported joint types, finite numbers, limits, inertias, mimic re
 Mesh filenames (``package://``, ``file://``) are kept as strings and never opened.
 """
 import logging
-import warnings
+import math
 
 import numpy as np
 
 from .errors import URDFError, URDFParseError, URDFSecurityError
 from .geometry import origin_matrix
+from .tolerance import Tolerance
 
 __all__ = ['parse_xml', 'read_description', 'Description', 'JointInfo', 'finite',
            'SUPPORTED_JOINTS']
 
 _log = logging.getLogger('ros_vi.urdf')
 
-SUPPORTED_JOINTS = ('revolute', 'continuous', 'prismatic', 'fixed')
+SUPPORTED_JOINTS = ('revolute', 'continuous', 'prismatic', 'fixed', 'planar', 'floating')
+# the configs of a multi-degree-of-freedom joint: suffixes of the joint name
+PLANAR_PARTS = ('_x', '_y', '_yaw')
+FLOATING_PARTS = ('_x', '_y', '_z', '_yaw', '_pitch', '_roll')
 _XINCLUDE_NS = 'http://www.w3.org/2001/XInclude'
 
 
@@ -68,7 +72,58 @@ def parse_xml(text, where):
     return root
 
 
-def _to_urdf_model(root, where):
+def _drop_unread_elements(root, where, tol):
+    """Remove what urdfdom ignores or accepts but urdf_parser_py chokes on (quirks)."""
+    from urdf_parser_py.xml_reflection import core as xmlr_core
+    from lxml import etree
+    for tex in root.iter('texture'):
+        if tex.get('filename') is not None:
+            continue
+        mat = tex.getparent()
+        owner = mat
+        while owner is not None and owner.tag not in ('link', 'robot'):
+            owner = owner.getparent()
+        if owner is not None and owner.tag == 'link':
+            element, name = 'link', owner.get('name')
+        else:
+            element, name = 'material', mat.get('name') if mat is not None else None
+        tol.tolerate(element, name, '<material %r> has a <texture> without filename'
+                     % (mat.get('name') if mat is not None else None,),
+                     'ignored the texture')
+        mat.remove(tex)
+    transmissions = [el for el in root if el.tag == 'transmission']
+    if not transmissions:
+        return
+    from urdf_parser_py import urdf as _urdfpy  # noqa: F401  (registers 'urdf.transmission')
+    reader = xmlr_core.value_types['urdf.transmission']
+    tree = etree.ElementTree(root)
+    for el in transmissions:
+        saved = xmlr_core.on_error
+        xmlr_core.on_error = lambda msg: None
+        try:
+            reader.from_xml(el, xmlr_core.Path('transmission', tree=tree))
+        except Exception as err:     # whatever urdf_parser_py raises on a layout it lacks
+            detail = str(err).replace('\n', ' ').strip()
+            cut = detail.rfind('Exception: ')
+            if cut >= 0:
+                detail = detail[cut + len('Exception: '):].strip()
+            tol.tolerate('transmission', el.get('name'),
+                         'layout not readable by urdf_parser_py (%s, type %r: %s)'
+                         % ('older PR2-style' if el.get('type') else 'unknown',
+                            el.get('type'), detail),
+                         'ignored it (the importer does not use transmissions)')
+        finally:
+            xmlr_core.on_error = saved
+        root.remove(el)
+
+
+def _path_copy(path):
+    new = object.__new__(type(path))
+    new.__dict__.update(path.__dict__)
+    return new
+
+
+def _to_urdf_model(root, where, tol):
     """urdf_parser_py's model from a parsed element (its warnings go to our logger)."""
     try:
         from urdf_parser_py import urdf as urdfpy
@@ -76,6 +131,11 @@ def _to_urdf_model(root, where):
     except ImportError as err:    # pragma: no cover - dependency missing
         raise ImportError('ros_vi.urdf needs urdfdom-py (pip install urdfdom-py): %s' % err)
     from lxml import etree
+    if '__copy__' not in vars(xmlr_core.Path):
+        # urdf_parser_py copies a Path (for error messages) per attribute read with
+        # copy.copy's generic protocol: the same shallow copy, several times faster
+        xmlr_core.Path.__copy__ = _path_copy
+    _drop_unread_elements(root, where, tol)
     messages = []
     saved = xmlr_core.on_error
     xmlr_core.on_error = messages.append
@@ -138,7 +198,7 @@ class Description:
 
 def finite(values, what):
     arr = np.asarray(values, dtype=float).reshape(-1)
-    if not np.all(np.isfinite(arr)):
+    if not all(map(math.isfinite, arr.tolist())):
         raise URDFError('%s: numbers must be finite, got [%s]'
                         % (what, ', '.join('%g' % x for x in arr)))
     return arr
@@ -154,26 +214,62 @@ def _pose(origin, what):
     return origin_matrix(xyz, rpy)
 
 
-def _check_inertia(link, mass, inertia, where):
-    """Negative mass / non-PSD inertia: error; triangle inequality violated: warning."""
+ROUNDING = 1e-6     # relative size of an inertia defect that is repaired, not rejected
+_NOISE = 1e-12      # below this (relative) a defect is eigen-solver noise: left alone
+
+
+def _fmt_values(values):
+    return '[%s]' % ', '.join('%.9g' % x for x in values)
+
+
+def _check_inertia(link, mass, inertia, where, tol):
+    """The inertia to use: as given, or repaired when it is not a rigid body's only by
+    rounding (negative principal moments, triangle inequality); beyond that an error."""
     if mass < 0:
         raise URDFError('%s: link %r has negative mass %g' % (where, link, mass))
-    scale = max(np.abs(inertia).max(), 1e-300)
-    ev = np.linalg.eigvalsh(inertia)
-    if ev.min() < -1e-9 * scale:
-        raise URDFError('%s: link %r: inertia is not positive semi-definite (eigenvalues %s)'
-                        % (where, link, ev))
-    a, b, c = ev
-    if a + b < c - 1e-9 * scale:
-        warnings.warn('%s: link %r: principal moments of inertia %s violate the triangle '
-                      'inequality (no rigid body has them)' % (where, link, ev),
-                      UserWarning, stacklevel=6)
     if mass == 0 and np.any(inertia != 0):
-        warnings.warn('%s: link %r has zero mass but non-zero inertia' % (where, link),
-                      UserWarning, stacklevel=6)
+        tol.tolerate('link', link, 'zero mass but non-zero inertia',
+                     'kept the inertia (the link has rotational inertia only)')
+    if not (inertia[0, 1] or inertia[0, 2] or inertia[1, 2]):
+        ev = np.diag(inertia).copy()           # diagonal: no eigen-solver needed
+        vecs = None
+    else:
+        ev, vecs = np.linalg.eigh(inertia)
+    scale = float(np.abs(ev).max())
+    if scale == 0.0:
+        return inertia
+    lo, hi = float(ev.min()), float(ev.max())
+    negative = -lo / scale
+    triangle = (hi - (ev.sum() - hi)) / scale           # c - (a + b) for the largest c
+    if negative <= _NOISE and triangle <= _NOISE:
+        return inertia
+    if negative > ROUNDING or triangle > ROUNDING:
+        what = ('is not positive semi-definite' if negative > ROUNDING else
+                'violates the triangle inequality (no rigid body has these moments)')
+        raise URDFError('%s: link %r: inertia %s beyond rounding (principal moments %s; '
+                        'defects up to %g of the largest are repaired)'
+                        % (where, link, what, _fmt_values(np.sort(ev)), ROUNDING))
+    fixed = np.clip(ev, 0.0, None)
+    k = int(np.argmax(fixed))
+    excess = fixed[k] - (fixed.sum() - fixed[k])
+    if excess > 0:                                       # nearest point with a + b >= c
+        fixed = fixed + excess / 3.0
+        fixed[k] -= excess                                # c - d, a + d, b + d
+    if vecs is None:
+        repaired = np.diag(fixed)
+    else:
+        repaired = (vecs * fixed) @ vecs.T
+        repaired = 0.5 * (repaired + repaired.T)
+    tol.tolerate('link', link, 'inertia is not a rigid body\'s by rounding (principal '
+                 'moments %s: %s)' % (_fmt_values(np.sort(ev)),
+                                      'negative' if negative > _NOISE else
+                                      'triangle inequality violated'),
+                 'repaired it to the nearest valid inertia (principal moments %s)'
+                 % _fmt_values(np.sort(fixed)))
+    return repaired
 
 
-def _validate(model, where):
+def _validate(model, where, tol, floating_base=None):
     plan = Description(getattr(model, 'name', None))
     seen = set()
     for link in model.links:
@@ -197,7 +293,7 @@ def _validate(model, where):
                 vals = finite([I.ixx, I.ixy, I.ixz, I.iyy, I.iyz, I.izz], what + ' inertia')
                 ixx, ixy, ixz, iyy, iyz, izz = vals
                 Im = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-            _check_inertia(name, mass, Im, where)
+            Im = _check_inertia(name, mass, Im, where, tol)
             plan.inertials[name] = (mass, Im, _pose(inertial.origin, what))
     jseen = {}
     parent_of = {}
@@ -208,16 +304,12 @@ def _validate(model, where):
         if name in jseen:
             raise URDFError('%s: duplicate joint name %r' % (where, name))
         jtype = j.type
-        if jtype == 'planar':
-            raise URDFError('%s: joint %r: type \'planar\' is not supported (the importer '
-                            'maps each joint to one config; model the plane with two prismatic '
-                            'joints and a revolute joint through massless links)'
-                            % (where, name))
-        if jtype == 'floating':
-            raise URDFError('%s: joint %r: type \'floating\' is not supported (any '
-                            'three-angle parameterisation of its rotation is singular; model a '
-                            'free base explicitly, or fix the base with base_xyz/base_rpy)'
-                            % (where, name))
+        if jtype == 'floating' and floating_base != 'euler':
+            raise URDFError('%s: joint %r: type \'floating\' is not supported by default '
+                            '(any three-angle parameterisation of its rotation is singular); '
+                            'import with floating_base="euler" for six configs (xyz and '
+                            'yaw-pitch-roll angles, singular at pitch = +-90 deg), or fix the '
+                            'base with base_xyz/base_rpy' % (where, name))
         if jtype not in SUPPORTED_JOINTS:
             raise URDFError('%s: joint %r has unknown type %r (supported: %s)'
                             % (where, name, jtype, ', '.join(SUPPORTED_JOINTS)))
@@ -233,7 +325,16 @@ def _validate(model, where):
         info = JointInfo(name, jtype, j.parent, j.child)
         what = '%s: joint %r' % (where, name)
         info.origin = _pose(j.origin, what)
-        if jtype != 'fixed':
+        if jtype == 'floating':
+            tol.tolerate('joint', name, 'floating joint imported with Euler angles '
+                         '(floating_base="euler")',
+                         'made six configs %s (translation along the parent joint frame '
+                         'x, y, z, then rotation Rz(yaw) Ry(pitch) Rx(roll)); the angles are '
+                         'singular at pitch = +-90 deg' % ', '.join(
+                             repr(name + p) for p in FLOATING_PARTS), asked=True)
+        if jtype == 'planar' and j.limit is not None and j.limit.effort is not None:
+            info.effort = float(finite([j.limit.effort], what + ' limit effort')[0])
+        if jtype not in ('fixed', 'floating'):
             axis = finite(j.axis if j.axis is not None else (1.0, 0.0, 0.0), what + ' axis')
             if axis.shape != (3,):
                 raise URDFError('%s: axis needs 3 numbers' % what)
@@ -242,7 +343,8 @@ def _validate(model, where):
                 raise URDFError('%s: axis [%s] has zero length'
                             % (what, ', '.join('%g' % x for x in axis)))
             info.axis = axis / n
-            lim = j.limit
+        if jtype not in ('fixed', 'floating'):
+            lim = j.limit if jtype != 'planar' else None
             if lim is None and jtype in ('revolute', 'prismatic'):
                 raise URDFError('%s: a %s joint needs a <limit effort velocity lower upper> '
                                 'element' % (what, jtype))
@@ -303,11 +405,17 @@ def _validate(model, where):
                         'root %r (joints %s)' % (where, ', '.join(map(repr, lost)), plan.root,
                                                  ', '.join(map(repr, cyc))))
     for info in plan.joints:
+        if info.mimic is not None and info.mimic[0] not in jseen:
+            tol.tolerate('joint', info.name, 'mimics the missing joint %r' % info.mimic[0],
+                         'ignored the <mimic>: %r moves freely' % info.name)
+            info.mimic = None
+    for info in plan.joints:
         if info.mimic is None:
             continue
         ref = info.mimic[0]
-        if ref not in jseen:
-            raise URDFError('%s: joint %r mimics a missing joint %r' % (where, info.name, ref))
+        if jseen[ref].type in ('planar', 'floating') or info.type in ('planar', 'floating'):
+            raise URDFError('%s: joint %r: <mimic> of or by a %s joint is not defined'
+                            % (where, info.name, 'planar or floating'))
         if ref == info.name:
             raise URDFError('%s: joint %r mimics itself' % (where, info.name))
         if not jseen[ref].moving:
@@ -323,9 +431,13 @@ def _validate(model, where):
     return plan
 
 
-def read_description(root, where):
+def read_description(root, where, tol=None, floating_base=None):
     """The validated :class:`Description` of a ``<robot>`` element from :func:`parse_xml`.
 
-    ``where`` prefixes every error message (e.g. ``"URDF file 'x.urdf'"``).
+    ``where`` prefixes every error message (e.g. ``"URDF file 'x.urdf'"``); ``tol``: the
+    :class:`~.tolerance.Tolerance` collecting the quirks (a fresh non-strict one if None);
+    ``floating_base``: None (floating joints refused) or ``'euler'``.
     """
-    return _validate(_to_urdf_model(root, where), where)
+    if tol is None:
+        tol = Tolerance(where)
+    return _validate(_to_urdf_model(root, where, tol), where, tol, floating_base)

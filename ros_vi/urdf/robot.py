@@ -29,6 +29,10 @@ class URDFRobot:
         self._joint_list = joints
         self._link_frames = link_frames      # link name -> Frame (file order)
         self._forces = forces                # 'damping', 'friction', 'limits', 'gravity', 'mimic'
+        self._warnings = ()
+
+    def _set_warnings(self, quirks):
+        self._warnings = tuple(quirks)
 
     def __repr__(self):
         return '<URDFRobot %r prefix=%r: %d links, %d moving joints>' % (
@@ -54,6 +58,13 @@ class URDFRobot:
     def root_link(self):
         """URDF name of the root link."""
         return self._root_link
+
+    @property
+    def warnings(self):
+        """The quirks the import tolerated (tuple of :class:`~ros_vi.urdf.Quirk`: ``element``,
+        ``name``, ``problem``, ``action``; ``str()`` reads as a sentence); empty for a clean
+        description.  See docs/urdf-import.md."""
+        return self._warnings
 
     @property
     def forces(self):

@@ -1,0 +1,52 @@
+"""The simulator node and the URDF tolerance policy: a tolerated quirk is logged once at
+start; with strict_urdf the node exits naming it; a robot without moving joints runs."""
+from rclpy.parameter import Parameter
+
+from ros_vi.ros.simulator_node import SimulatorNode
+
+from .harness import SimProcess
+
+QUIRKY = '''<?xml version="1.0"?>
+<robot name="quirky">
+  <link name="a"/>
+  <link name="b"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+  <joint name="j" type="continuous"><parent link="a"/><child link="b"/><axis xyz="1 0 0"/>
+    <mimic joint="ghost"/></joint>
+</robot>
+'''
+QUIRK = "joint 'j': mimics the missing joint 'ghost'"
+
+
+def test_strict_urdf_refuses_a_quirky_description_naming_the_quirk():
+    sim = SimProcess({'robot_description': QUIRKY, 'strict_urdf': True})
+    sim.proc.wait(60)
+    code, out = sim.stop()
+    assert code == 2, out
+    assert QUIRK in out and 'strict' in out
+    assert 'Traceback' not in out
+
+
+def test_a_tolerated_quirk_is_logged_once(probe):
+    sim = SimProcess({'robot_description': QUIRKY, 'start_paused': True})
+    try:
+        sim.wait_started()
+        out = sim.output()
+    finally:
+        sim.stop()
+    assert out.count(QUIRK) == 1, out
+
+
+def test_a_robot_without_moving_joints_runs(probe):
+    urdf = QUIRKY.replace('type="continuous"', 'type="fixed"').replace(
+        '<mimic joint="ghost"/>', '')
+    node = SimulatorNode(context=probe.context, node_name='rigid_sim', parameter_overrides=[
+        Parameter('robot_description', value=urdf), Parameter('start_paused', value=True)])
+    try:
+        assert node.sim.joint_names == [] and node.sim.robot.warnings == ()
+        assert [(p, c) for p, c, _ in node.sim.static_transforms()] == [('a', 'b')]
+        node.sim.step(3)
+        state = node.sim.state()
+        assert abs(state.t - 3 * node.sim.dt) < 1e-12 and state.positions.size == 0
+    finally:
+        node.destroy_node()
