@@ -45,7 +45,7 @@ Differences from trep:
 
 - visualisation (trep's ``PuppetVisual``, drawn with OpenGL through ``trep.visual``) is out
   of scope: :class:`PuppetVisual` exists so that ``from ros_vi.puppets import PuppetVisual``
-  works, but creating one raises ``NotImplementedError``;
+  works, but creating one raises ``VisualisationUnavailable``;
 - trep drives the neck's x rotation with ``joints['neck_rz']`` (a slip: both default to the
   fixed value 0, so the default puppet is the same); here ``joints['neck_rx']`` drives it;
 - trep takes strings in Python 2 dict order; here they follow the ``strings`` dict's order.
@@ -348,15 +348,20 @@ class Puppet(System):
             self.get_config(info['length']).q = distance
 
 
+class VisualisationUnavailable(RuntimeError):
+    """trep's OpenGL drawing (``trep.visual``) is not part of ros_vi."""
+
+
 class PuppetVisual:
-    """trep's OpenGL drawing of a :class:`Puppet`: not provided by ros_vi (visualisation is
-    out of scope).  Present so that imports of it succeed; creating one raises
-    ``NotImplementedError``."""
+    """trep's OpenGL drawing of a :class:`Puppet`: ros_vi has no OpenGL viewer, by design.
+    The name exists so that scripts importing it run their simulation parts; creating one
+    raises :class:`VisualisationUnavailable`."""
 
     def __init__(self, *args, **kwargs):
-        raise NotImplementedError('ros_vi does not provide trep.visual: PuppetVisual (OpenGL '
-                                  'drawing of a puppet) is not available')
+        raise VisualisationUnavailable(
+            'ros_vi does not provide trep.visual: PuppetVisual (OpenGL drawing of a puppet) '
+            'is not available; plot the configurations (e.g. matplotlib) instead')
 
 
 __all__ = ['DEFAULT_DIMENSIONS', 'DEFAULT_JOINTS', 'fill_dimensions', 'fill_joints',
-           'make_skeleton', 'Puppet', 'PuppetVisual']
+           'make_skeleton', 'Puppet', 'PuppetVisual', 'VisualisationUnavailable']

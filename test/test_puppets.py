@@ -40,7 +40,7 @@ def test_import_paths():
     assert trep.puppets is ros_vi.puppets
     assert trep.puppets.Puppet is Puppet
     assert issubclass(Puppet, trep.System)
-    with pytest.raises(NotImplementedError, match='visual'):
+    with pytest.raises(trep.puppets.VisualisationUnavailable, match='visual'):
         PuppetVisual(Puppet(), [0.0], [None])
 
 
