@@ -245,3 +245,12 @@ def random_state(system, seed, q_scale=1.0, dq_scale=1.0):
     if system.nQk:
         system.ddqk = rng.uniform(-1.0, 1.0, system.nQk)
     return rng
+
+
+def assert_close(exact, approx, rel=1e-6, abs_=1e-8, what=''):
+    """Assert max |exact - approx| <= abs_ + rel * max |approx| (same shapes)."""
+    exact, approx = np.asarray(exact, dtype=float), np.asarray(approx, dtype=float)
+    assert exact.shape == approx.shape, (what, exact.shape, approx.shape)
+    scale = float(np.abs(approx).max()) if approx.size else 0.0
+    err = float(np.abs(exact - approx).max()) if approx.size else 0.0
+    assert err <= abs_ + rel * scale, '%s: max error %.3g (scale %.3g)' % (what, err, scale)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import systems
+from systems import assert_close
 from ros_vi.mechanics import kernel
 
 SYSTEMS = ['chain_3d', 'kinematic_system', 'mobile_manipulator', 'planar_chain_4']
@@ -42,14 +43,6 @@ def fd(fn, x, h=1e-6):
         cols.append((np.asarray(fn(xp), dtype=float) - np.asarray(fn(xm), dtype=float))
                     / (2 * h))
     return np.stack(cols, axis=-1)
-
-
-def assert_close(exact, approx, rel=1e-6, abs_=1e-8, what=''):
-    exact, approx = np.asarray(exact, dtype=float), np.asarray(approx, dtype=float)
-    assert exact.shape == approx.shape, (what, exact.shape, approx.shape)
-    scale = float(np.abs(approx).max()) if approx.size else 0.0
-    err = float(np.abs(exact - approx).max()) if approx.size else 0.0
-    assert err <= abs_ + rel * scale, '%s: max error %.3g (scale %.3g)' % (what, err, scale)
 
 
 def vee(Xi):

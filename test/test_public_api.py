@@ -9,6 +9,7 @@ import pytest
 
 import ros_vi as trep
 import systems
+from systems import assert_close
 from ros_vi import const_txyz, rx, ry, rz, tx, tz
 from ros_vi.integrators.fast_step import FastStepper
 from ros_vi.mechanics import dynamics
@@ -40,14 +41,6 @@ def fd(s, attr, fn, delta=DELTA, indices=None):
     if not cols:
         return np.zeros(np.shape(fn()) + (0,))
     return np.stack(cols, axis=-1)
-
-
-def assert_close(exact, approx, rel=1e-6, abs_=1e-8, what=''):
-    exact, approx = np.asarray(exact, dtype=float), np.asarray(approx, dtype=float)
-    assert exact.shape == approx.shape, (what, exact.shape, approx.shape)
-    scale = float(np.abs(approx).max()) if approx.size else 0.0
-    err = float(np.abs(exact - approx).max()) if approx.size else 0.0
-    assert err <= abs_ + rel * scale, '%s: max error %.3g (scale %.3g)' % (what, err, scale)
 
 
 class InputForce(Force):
