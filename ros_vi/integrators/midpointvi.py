@@ -20,6 +20,36 @@ DEL residual is at most ``tolerance`` (or, when that is below what rounding allo
 the iterate beyond rounding while the residual is below sqrt(eps) times that size) and
 every |h_i(q2)| is at most its constraint's tolerance (trep's rule), and p2 is computed at
 that final iterate.
+
+Globalization (both the compiled and the general path, docs/integrator.md):
+
+* each Newton update is damped by a backtracking line search on the merit 1/2 |r|^2 (r the
+  DEL residual), so a poor first guess does not send the iteration off;
+* the first guess is the order-4 extrapolation of the last equally spaced configurations,
+  or (with less history, and as the retry when that fails) the momentum step
+  q1 + dt M(q1)^-1 p1;
+* a converged root is accepted only if it continues the trajectory: (a) its increment
+  q2 - q1 is within ``AGREE_NEWTON |first Newton step| + AGREE_PREDICTED |predicted
+  increment|`` of the predicted one, and (b) the midpoint energy T + V changes by the
+  discrete work of the applied and constraint forces to within ``ENERGY_SLACK`` of the
+  energy that moved (:func:`fast_step.deviation_bound`, :func:`fast_step.energy_bound`;
+  test (b) needs the previous step's or the start node's energy and is skipped while a
+  kinematic config moves).  Other roots of the DEL (the discrete equations have many at
+  large steps) are rejected;
+* a step that does not converge or whose root is rejected is retried from the momentum
+  predictor, then split into 2, 4, ... 2**max_subdivisions equal substeps (inputs held,
+  kinematic configs interpolated linearly).  The caller still sees one step from t1 to
+  t2: after a subdivided step q1, p1, t1 are the state at the start of the whole step,
+  q2, p2, t2 the state at its end, lambda1 the substeps' time-averaged multipliers, the
+  first derivatives (q2_dq1, ...) those of the composite map (chain rule over the
+  substeps), and the System holds the step's average midpoint ((q1 + q2)/2,
+  (q2 - q1)/dt); the second derivatives raise (they exist for single steps only), and
+  ``calc_f`` is not zero (the single-step DEL does not hold between q1 and q2).
+  ``last_substeps`` says how many substeps the last step took.
+
+``ConvergenceError`` is raised only when no accepted root is found after all of that (or
+the DEL Jacobian is singular); its message gives the residual, and the integrator stays at
+its last good state.
 """
 import numpy as np
 import scipy.linalg
@@ -31,6 +61,29 @@ from .fast_step import FastStepper
 
 class ConvergenceError(Exception):
     """The integrator's root solver did not converge (the state was left unchanged)."""
+
+
+class _StepFailed(Exception):
+    """One attempt at a (sub)step found no acceptable root (internal)."""
+
+    def __init__(self, message, singular=False, iterations=0):
+        super().__init__(message)
+        self.singular = singular
+        self.iterations = iterations
+
+
+def _rejection(check):
+    """Why a converged root failed the acceptance rule, from a check dict (see
+    ``FastStepper.last_check``)."""
+    why = []
+    if check['deviation'] > check['deviation_bound']:
+        why.append('it lies %.3g from the predicted configuration (allowed %.3g): another '
+                   'root of the DEL, not the continuation of the trajectory'
+                   % (check['deviation'], check['deviation_bound']))
+    if check['energy_checked'] and abs(check['defect']) > check['defect_bound']:
+        why.append('its energy differs by %.3g J from the work done (allowed %.3g J)'
+                   % (check['defect'], check['defect_bound']))
+    return '; '.join(why) or 'acceptance rule'
 
 
 def _sized(value, n, what):
@@ -74,6 +127,9 @@ class MidpointVI:
     fast : bool
         Use the compiled single-call step when the system allows it (no constraints; only
         Gravity, ConfigSpring, Damping and ConfigForce).  False forces the general path.
+    max_subdivisions : int
+        A step whose root solve fails is split into up to ``2**max_subdivisions`` equal
+        substeps before ``ConvergenceError`` (the module docstring has the rules).
 
     State: ``t1, q1 (nQ,), p1 (nQd,)`` (previous) and ``t2, q2, p2`` (current), ``u1 (nu,)``,
     ``lambda1 (nc,)``; ``v2`` the kinematic velocity (q2_k - q1_k)/(t2 - t1).
@@ -85,10 +141,15 @@ class MidpointVI:
     >>> mvi.step(0.1, [0.0])      # returns the number of Newton iterations
     """
 
-    def __init__(self, system, tolerance=1e-10, num_threads=None, fast=True):
+    def __init__(self, system, tolerance=1e-10, num_threads=None, fast=True,
+                 max_subdivisions=8):
         self._system = system
         self.tolerance = float(tolerance)
         self._use_fast = bool(fast)
+        if int(max_subdivisions) != max_subdivisions or max_subdivisions < 0:
+            raise ValueError('max_subdivisions must be an integer >= 0, got %r'
+                             % (max_subdivisions,))
+        self.max_subdivisions = int(max_subdivisions)
         system.add_structure_changed_func(self._structure_updated)
         self._structure_updated()
 
@@ -110,24 +171,36 @@ class MidpointVI:
             self._u1 = np.zeros(s.nu)
         self._lambda1 = np.zeros(s.nc)
         self._deriv1 = None
+        self._composite = None
         self._reset_history()
 
-    def _reset_history(self, pairs=None):
-        """Forget (or seed with (t, q) pairs, oldest first) the predictor's history."""
+    def _reset_history(self, pairs=None, keep_anchor=False):
+        """Forget (or seed with (t, q) pairs, oldest first) the predictor's history; the
+        energy anchor of the acceptance test too unless ``keep_anchor``."""
         self._history = list(pairs or [])
         self._deriv1 = None
+        self._composite = None
+        if not keep_anchor:
+            self._anchor = None
         if self._fast is not None:
             self._fast.reset_history([t for t, _ in self._history],
-                                     [q for _, q in self._history])
+                                     [q for _, q in self._history], keep_anchor)
 
     def _save(self):
+        memory = self._fast.memory() if self._fast is not None else None
         return (self._t1, self._t2, self._q1.copy(), self._q2.copy(), self._p1.copy(),
-                self._p2.copy(), self._u1.copy(), self._lambda1.copy(), list(self._history))
+                self._p2.copy(), self._u1.copy(), self._lambda1.copy(), list(self._history),
+                self._anchor, memory, self._composite)
 
     def _restore(self, saved):
-        (self._t1, self._t2, q1, q2, p1, p2, u1, self._lambda1, self._history) = saved
+        (self._t1, self._t2, q1, q2, p1, p2, u1, self._lambda1, history, anchor, memory,
+         composite) = saved
         self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
-        self._reset_history(self._history)
+        self._reset_history(history)
+        self._anchor = anchor
+        if memory is not None and self._fast is not None:
+            self._fast.restore_memory(memory)
+        self._composite = composite
 
     # ------------------------------------------------------------------ sizes and state
     @property
@@ -294,9 +367,14 @@ class MidpointVI:
         # size of the residual's terms: the root can only be found to rounding of these
         self._residual_scale = np.linalg.norm(np.abs(self._p1) + np.abs(half)
                                               + np.abs(Lv[:nd]) + np.abs(dt * e.F[:nd]))
+        # midpoint terms of the acceptance test's energy balance
+        self._mid_T, self._mid_V = T, Vg
+        self._mid_Lq = (Lq - e.V_dq)[:nd]
+        self._mid_impulse = dt * e.F[:nd]
         if self.nc:
             constraint_impulse = self._Dh1[:, :nd].T @ lam
             self._impulse = impulse - constraint_impulse
+            self._mid_impulse = self._mid_impulse - constraint_impulse
             return np.concatenate([r - constraint_impulse, h2])
         self._impulse = impulse
         return r
@@ -325,8 +403,11 @@ class MidpointVI:
         self._data.set(q, np.zeros(self.nq))
         return dynamics.constraint_jacobian(self._system)
 
-    def _predict(self, t2):
-        """Initial guess for q2: polynomial extrapolation of equally spaced history."""
+    def _predict(self, t2, momentum=False):
+        """Initial guess for q2: polynomial extrapolation of equally spaced history, or
+        (``momentum``, with less history, and always for a first step) the momentum step
+        q1 + dt M(q1)^-1 p1 (without constraints), which also anchors the energy check at
+        the start node (q1, p1)."""
         hist = self._history
         dt = t2 - self._t2
         n = 0
@@ -337,30 +418,48 @@ class MidpointVI:
             n += 1
             if n == 4:
                 break
+        if momentum:
+            n = 0
+        self._predicted_by_momentum = False
         coeffs = {0: (1,), 1: (2, -1), 2: (3, -3, 1), 3: (4, -6, 4, -1),
                   4: (5, -10, 10, -5, 1)}[n]
         if n < 2 and self.nd and not self.nc:
             # momentum-based first guess: q2 ~ q1 + dt M^-1 p1
+            s = self._system
             self._data.set(self._q2, np.zeros(self.nq))
             guess = self._q2.copy()
             try:
-                guess[:self.nd] += dt * dynamics.velocity_from_momentum(
-                    self._model, self._data, self._p2)
-                return guess
+                v1 = dynamics.velocity_from_momentum(self._model, self._data, self._p2)
             except np.linalg.LinAlgError:
-                pass
+                v1 = None
+            if v1 is not None and np.all(np.isfinite(v1)):
+                guess[:self.nd] += dt * v1
+                T1 = 0.5 * float(self._p2 @ v1)
+                V1 = float(dynamics.first_order_terms(self._model, self._data).Vg
+                           + sum(p.V() for p in s.general_potentials))
+                self._anchor = (T1 + V1, T1, V1, 0.0, self._t2, v1)
+                self._predicted_by_momentum = True
+                return guess
         guess = np.zeros(self.nq)
         for c, (_, q) in zip(coeffs, reversed(hist[-len(coeffs):])):
             guess += c * q
+        if not hist:
+            guess = self._q2.copy()
         return guess
 
     def step(self, t2, u1=(), k2=(), max_iterations=200, lambda1_hint=None, q2_hint=None):
         """Advance to time t2 [s] with input u1 (nu,) and kinematic configs k2 (nQk,).
 
         The current state becomes the previous one; the new (q2, p2, lambda1) solve the
-        DEL.  Returns the number of Newton iterations.  Raises ``ConvergenceError`` (and
-        leaves the integrator's state unchanged) if the root solver fails, ``ValueError``
-        for wrong sizes, non-finite values or a t2 that is not later than the current time.
+        DEL (a root that continues the trajectory: the module docstring has the acceptance
+        rule, the retries and the subdivision into substeps).  Returns the number of Newton
+        iterations (summed over every attempt and substep).  Raises ``ConvergenceError``
+        (and leaves the integrator's state unchanged) if no acceptable root is found even
+        with ``2**max_subdivisions`` substeps or the DEL Jacobian is singular,
+        ``ValueError`` for wrong sizes, non-finite values or a t2 that is not later than
+        the current time.  ``q2_hint`` (nQ,) and ``lambda1_hint`` (nc,) only seed the root
+        solver (general path); the root must still pass the acceptance rule, which refers
+        to the integrator's own predictor.
         """
         t2 = float(t2)
         if not t2 > self._t2:
@@ -381,88 +480,331 @@ class MidpointVI:
                         raise
             t1 = self._t2
             status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
-            if status in (fast_step.NOT_CONVERGED, fast_step.NOT_FINITE):
-                # a history-extrapolated guess can be poor after violent motion: retry once
-                # from the momentum-based guess
-                fast.reset_history([self._t2], [self._q2.copy()])
-                status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
             if status != fast_step.OK:
-                self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
+                return self._recover_fast(t1, t2, status, iterations, rnorm, max_iterations)
             self._t1, self._t2 = t1, t2
-            self._deriv1 = None
+            self._deriv1 = self._composite = None
             self._data.set(fast.qm, fast.v, self._u1, 0.5 * (t1 + t2))
             return iterations
         u1 = _vector(u1, self.nu, 'u1')
         k2 = _vector(k2, self.nk, 'k2')
-        saved = self._save()
-        nd = self.nd
-        if q2_hint is not None:
-            guess = _vector(q2_hint, self.nq, 'q2_hint')
-        else:
-            guess = self._predict(t2)
-        guess[nd:] = k2
         lam = (self._lambda1.copy() if lambda1_hint is None
                else _vector(lambda1_hint, self.nc, 'lambda1_hint'))
-        self._t1, self._t2 = self._t2, t2
-        self._q1[:], self._p1[:], self._u1[:] = self._q2, self._p2, u1
-        self._deriv1 = None
-        try:
-            q2, p2, lam, iterations = self._solve_general(guess, lam, max_iterations)
-        except Exception as exc:
-            self._restore(saved)
-            if isinstance(exc, np.linalg.LinAlgError):
-                # a singular Newton matrix is a failed step, as trep reports it (LinAlgError
-                # is a ValueError, which would otherwise read as bad input)
-                raise ConvergenceError('step to t=%g: singular DEL Jacobian (%s)'
-                                       % (t2, exc)) from exc
-            if isinstance(exc, (ConvergenceError, ValueError)):
+        hint = None if q2_hint is None else _vector(q2_hint, self.nq, 'q2_hint')
+        t1 = self._t2
+        saved = self._save()
+        iterations = 0
+        failure = None
+        # the hint or history guess first, then the momentum guess (unconstrained systems)
+        for momentum in ((False, True) if self.nd and not self.nc else (False,)):
+            try:
+                return iterations + self._attempt_general(
+                    t2, u1, k2, max_iterations, lam, None if momentum else hint, momentum)
+            except _StepFailed as exc:
+                self._restore(saved)
+                iterations += exc.iterations
+                if exc.singular:
+                    raise ConvergenceError(str(exc)) from None
+                failure = exc
+                if self._predicted_by_momentum and hint is None:
+                    break           # that was the momentum guess already
+            except BaseException:
+                self._restore(saved)
                 raise
-            raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc
-        self._q2[:], self._p2[:], self._lambda1 = q2, p2, lam
-        pairs = [(t, q) for t, q in self._history if t < t2][-4:] + [(t2, q2.copy())]
-        if fast is not None:
-            pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]
-        self._reset_history(pairs)
-        return iterations
+
+        def attempt(ta, tb, k_b):
+            its = 0
+            before = self._save()
+            for momentum in ((False, True) if self.nd and not self.nc else (False,)):
+                try:
+                    return its + self._attempt_general(tb, u1, k_b, max_iterations,
+                                                       self._lambda1.copy(), None, momentum)
+                except _StepFailed as exc:
+                    self._restore(before)
+                    its += exc.iterations
+                    failure = exc
+                    if self._predicted_by_momentum:
+                        break
+            failure.iterations = its
+            raise failure
+
+        return iterations + self._subdivide(t1, t2, u1, k2, attempt, saved, failure)
+
+    def _recover_fast(self, t1, t2, status, iterations, rnorm, max_iterations):
+        """The compiled step failed: retry from the momentum predictor, then subdivide."""
+        fast = self._fast
+        if status in (fast_step.BAD_INPUT, fast_step.SINGULAR):
+            self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
+        u1, k2 = fast.u_in.copy(), fast.k_in.copy()
+        saved = self._save()
+        first = _StepFailed(self._fast_message(status, iterations, rnorm, t2))
+
+        def attempt(ta, tb, k_b):
+            fast.u_in[:], fast.k_in[:] = u1, k_b
+            its = 0
+            for momentum in (False, True):
+                if momentum:
+                    # the momentum guess: the history extrapolation can be poor after
+                    # violent motion or a jump of the inputs
+                    fast.reset_history([ta], [self._q2.copy()], keep_anchor=True)
+                status, n, rnorm = fast.step(ta, tb, self.tolerance, max_iterations)
+                its += n
+                if status == fast_step.OK:
+                    self._t1, self._t2 = ta, tb
+                    self._deriv1 = None
+                    return its
+                if status == fast_step.BAD_INPUT:
+                    self._fail(status, n, rnorm, tb, fast.u_in, fast.k_in)
+            failure = _StepFailed(self._fast_message(status, n, rnorm, tb),
+                                  status == fast_step.SINGULAR)
+            failure.iterations = its
+            raise failure
+
+        history = fast.history()
+        try:
+            # the whole step from the momentum guess first
+            fast.reset_history([t1], [self._q2.copy()], keep_anchor=True)
+            fast.u_in[:], fast.k_in[:] = u1, k2
+            status2, n, rnorm2 = fast.step(t1, t2, self.tolerance, max_iterations)
+            iterations += n
+            if status2 == fast_step.OK:
+                self._t1, self._t2 = t1, t2
+                self._deriv1 = self._composite = None
+                # keep the earlier history: those nodes are still the trajectory
+                times, configs = history
+                fast.reset_history(times + [t2], configs + [self._q2.copy()],
+                                   keep_anchor=True)
+                self._data.set(fast.qm, fast.v, self._u1, 0.5 * (t1 + t2))
+                return iterations
+            if status2 == fast_step.SINGULAR:
+                raise _StepFailed(self._fast_message(status2, n, rnorm2, t2), True)
+        except _StepFailed as exc:
+            self._restore(saved)
+            raise ConvergenceError(str(exc)) from None
+        self._restore(saved)
+        return iterations + self._subdivide(t1, t2, u1, k2, attempt, saved, first)
+
+    def _subdivide(self, t1, t2, u1, k2, attempt, saved, first):
+        """Take the step t1 -> t2 as 2, 4, ... 2**max_subdivisions equal substeps with
+        ``attempt(ta, tb, k_b)`` (one substep from the current state; raises _StepFailed),
+        inputs held and kinematic configs interpolated linearly; on success leave the
+        composite step as the current one (module docstring), otherwise restore ``saved``
+        and raise ConvergenceError naming the last failure."""
+        nd = self.nd
+        q_start, p_start = saved[3], saved[5]
+        k_start = q_start[nd:].copy()
+        iterations = 0
+        failure = first
+        for level in range(1, self.max_subdivisions + 1):
+            n = 2 ** level
+            h = (t2 - t1) / n
+            self._restore(saved)
+            parts = []
+            try:
+                for j in range(1, n + 1):
+                    ta = self._t2
+                    tb = t2 if j == n else t1 + j * h
+                    k_b = k2 if j == n else k_start + (j / n) * (k2 - k_start)
+                    q_a, p_a = self._q2.copy(), self._p2.copy()
+                    iterations += attempt(ta, tb, k_b)
+                    parts.append((ta, tb, q_a, p_a, self._q2.copy(), self._p2.copy(),
+                                  self._lambda1.copy()))
+            except _StepFailed as exc:
+                iterations += getattr(exc, 'iterations', 0)
+                failure = _StepFailed('substep %d of %d (to t=%g): %s' % (j, n, tb, exc),
+                                      exc.singular)
+                continue
+            except BaseException:
+                self._restore(saved)
+                raise
+            # the composite step (t1, q1, p1) -> (t2, q2, p2)
+            times, configs = ([t for t, _ in saved[8]], [q for _, q in saved[8]])
+            if self._fast is not None:
+                times, configs = saved[10][0]
+            self._t1, self._t2 = t1, t2
+            self._q1[:], self._p1[:], self._u1[:] = q_start, p_start, u1
+            self._lambda1 = (sum((tb - ta) * lam for ta, tb, _, _, _, _, lam in parts)
+                             / (t2 - t1)) if self.nc else np.zeros(0)
+            pairs = list(zip(times, configs)) + [(t2, self._q2.copy())]
+            pairs = [(t, q) for t, q in pairs if t <= t1 or t == t2][-fast_step.HISTORY:]
+            self._reset_history(pairs, keep_anchor=True)
+            self._composite = (parts, u1.copy(), k_start, k2.copy())
+            self.set_midpoint()
+            return iterations
+        self._restore(saved)
+        raise ConvergenceError('step to t=%g: no acceptable root of the DEL, even with %d '
+                               'substeps; last failure: %s'
+                               % (t2, 2 ** self.max_subdivisions, failure))
+
+    @property
+    def last_substeps(self):
+        """Number of substeps the last step was taken as (1: a single step)."""
+        return 1 if self._composite is None else len(self._composite[0])
+
+    def _fast_message(self, status, iterations, rnorm, t2):
+        if status == fast_step.NOT_FINITE:
+            return ('step to t=%g: the DEL residual became non-finite after %d iterations'
+                    % (t2, iterations))
+        if status == fast_step.SINGULAR:
+            return ('step to t=%g: singular DEL Jacobian (a dynamic config that moves no '
+                    'mass?)' % t2)
+        if status == fast_step.REJECTED:
+            c = self._fast.last_check()
+            return ('step to t=%g: root rejected (|DEL| = %.3g): %s'
+                    % (t2, rnorm, _rejection(c)))
+        return ('step to t=%g failed to converge after %d iterations (|DEL| = %.3g)'
+                % (t2, iterations, rnorm))
 
     def _fail(self, status, iterations, rnorm, t2, u1, k2):
         if status == fast_step.BAD_INPUT:
             if not np.all(np.isfinite(u1)):
                 _vector(u1, self.nu, 'u1')
             _vector(k2, self.nk, 'k2')
-        if status == fast_step.NOT_FINITE:
-            raise ConvergenceError('step to t=%g: the DEL residual became non-finite after '
-                                   '%d iterations' % (t2, iterations))
-        if status == fast_step.SINGULAR:
-            raise ConvergenceError('step to t=%g: singular DEL Jacobian (a dynamic config '
-                                   'that moves no mass?)' % t2)
-        raise ConvergenceError('step to t=%g failed to converge after %d iterations '
-                               '(|DEL| = %.3g)' % (t2, iterations, rnorm))
+        raise ConvergenceError(self._fast_message(status, iterations, rnorm, t2))
+
+    def _attempt_general(self, t2, u1, k2, max_iterations, lam, hint, momentum):
+        """One general-path attempt at the step to t2 from the current state; on success
+        the state advances (returns the iterations), otherwise raises _StepFailed with the
+        state partly moved (the caller restores it)."""
+        nd = self.nd
+        predicted = self._predict(t2, momentum)
+        predicted[nd:] = k2
+        guess = predicted if hint is None else hint.copy()
+        guess[nd:] = k2
+        t1 = self._t2
+        self._t1, self._t2 = t1, t2
+        self._q1[:], self._p1[:], self._u1[:] = self._q2, self._p2, u1
+        self._deriv1 = None
+        self._composite = None
+        iterations = 0
+        lam0 = lam
+        try:
+            q2, p2, lam, iterations, first = self._solve_general(guess, lam, max_iterations)
+            if hint is not None:
+                # the acceptance rule refers to the integrator's own prediction
+                first = self._newton_update_at(predicted - self._q1, lam0)
+                self._residual(q2 - self._q1, lam)
+            self._accept_general(q2, predicted, first, t1, t2, k2)
+        except _StepFailed as exc:
+            exc.iterations = iterations
+            raise
+        except ConvergenceError as exc:
+            failure = _StepFailed('step to t=%g %s' % (t2, exc))
+            failure.iterations = getattr(exc, 'iterations', max_iterations)
+            raise failure from None
+        except np.linalg.LinAlgError as exc:
+            # a singular Newton matrix is a failed step, as trep reports it (LinAlgError is
+            # a ValueError, which would otherwise read as bad input)
+            raise _StepFailed('step to t=%g: singular DEL Jacobian (%s)' % (t2, exc),
+                              singular=True) from exc
+        except ValueError:
+            raise
+        except Exception as exc:
+            raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc
+        self._q2[:], self._p2[:], self._lambda1 = q2, p2, lam
+        pairs = [(t, q) for t, q in self._history if t < t2][-4:] + [(t2, q2.copy())]
+        if self._fast is not None:
+            pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]
+        self._reset_history(pairs)
+        self._anchor = self._next_anchor
+        return iterations
+
+    def _newton_update_at(self, delta, lam):
+        """Max-norm of the Newton update (dynamic part) at q2 = q1 + delta."""
+        nd, nc = self.nd, self.nc
+        r = self._residual(delta, lam)
+        J2 = self._midpoint_partials()[0]
+        A = np.zeros((nd + nc, nd + nc))
+        A[:nd, :nd] = J2[:, :nd]
+        if nc:
+            A[:nd, nd:] = -self._Dh1[:, :nd].T
+            A[nd:, :nd] = self._Dh2[:, :nd]
+        step = scipy.linalg.solve(A, r, check_finite=False)
+        return float(np.abs(step[:nd]).max(initial=0.0))
+
+    def _accept_general(self, q2, predicted, first, t1, t2, k2):
+        """The acceptance rule of fast_step (same bounds) for a converged general-path
+        root; raises _StepFailed when it is rejected.  Leaves the energy anchor of the next
+        step in ``self._next_anchor``."""
+        nd = self.nd
+        s = self._system
+        dt = t2 - t1
+        delta = q2 - self._q1
+        deviation = float(np.abs(delta[:nd] - (predicted - self._q1)[:nd]).max(initial=0.0))
+        size = float((np.abs(self._q1[:nd]) + np.abs(delta[:nd])).max(initial=0.0))
+        bound = fast_step.deviation_bound(first, float(np.abs(
+            (predicted - self._q1)[:nd]).max(initial=0.0)), size)
+        check = {'deviation': deviation, 'deviation_bound': bound, 'defect': 0.0,
+                 'defect_bound': 0.0, 'energy_checked': False, 'first_step': first}
+        # the midpoint energy of the root (the System is at its midpoint: the last
+        # residual evaluation was there)
+        T_m, V_m, impulse, Lq = self._mid_T, self._mid_V, self._mid_impulse, self._mid_Lq
+        V_m = V_m + sum(p.V() for p in s.general_potentials)
+        E_m = T_m + V_m
+        v = delta[:nd] / dt
+        kin_moving = bool(np.any(k2 != self._q1[nd:]))
+        a = self._anchor
+        if (a is not None and not kin_moving
+                and abs(a[4] - t1) <= 1e-12 * max(1.0, abs(t2))):
+            E_a, T_a, V_a, dt_a, _, va = a
+            vbar = 0.5 * (va + v)
+            work = float(impulse @ vbar)
+            unequal = 0.25 * (dt - dt_a) * float(Lq @ (va - v))
+            defect = E_m - E_a - work - unequal
+            rnorm = np.linalg.norm(self._residual_last)
+            dbound = fast_step.energy_bound(T_a, T_m, V_a, V_m, E_a, E_m, work,
+                                            max(self.tolerance, rnorm)
+                                            * float(np.abs(va).sum() + np.abs(v).sum()))
+            check.update(defect=defect, defect_bound=dbound, energy_checked=True)
+        self.last_check = check
+        if deviation > bound or abs(check['defect']) > check['defect_bound']:
+            raise _StepFailed('step to t=%g: root rejected (|DEL| = %.3g): %s'
+                              % (t2, np.linalg.norm(self._residual_last), _rejection(check)))
+        self._next_anchor = None if kin_moving else (E_m, T_m, V_m, dt, t2, v.copy())
 
     def _solve_general(self, q2, lam, max_iterations):
-        """Newton's method on (q2_d - q1_d, lambda1) from the guess ``q2``; returns
-        ``(q2, p2, lambda1, iterations)`` with p2 = p1 + D1Ld + D2Ld + f- - Dh1^T lambda1
-        (equal to D2Ld at the root, without the solver residual)."""
+        """Newton's method with a backtracking line search on the merit 1/2 |r|^2, on
+        (q2_d - q1_d, lambda1) from the guess ``q2``; returns ``(q2, p2, lambda1,
+        iterations, first)`` with p2 = p1 + D1Ld + D2Ld + f- - Dh1^T lambda1 (equal to D2Ld
+        at the root, without the solver residual) and ``first`` the max-norm of the first
+        Newton update (dynamic part)."""
         nd, nc = self.nd, self.nc
         self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
         tols = np.array([c.tolerance for c in self._system.constraints])
         delta = q2 - self._q1
         iterations = 0
         stalled = False
+        first = 0.0
+        merit_ref = np.inf
+        r = self._residual(delta, lam)
         while True:
-            r = self._residual(delta, lam)
             if not np.all(np.isfinite(r)):
-                raise ConvergenceError('the DEL residual became non-finite at iteration %d '
+                exc = ConvergenceError('the DEL residual became non-finite at iteration %d '
                                        '(q2 = %s)' % (iterations, self._q1 + delta))
+                exc.iterations = iterations
+                raise exc
             floor = fast_step.ROUNDING * self._residual_scale
             rnorm = np.linalg.norm(r[:nd])
             if ((rnorm <= max(self.tolerance, floor)
                  or (stalled and rnorm <= fast_step.STALL_ACCEPT * self._residual_scale))
                     and np.all(np.abs(r[nd:]) <= tols)):
-                return self._q1 + delta, self._p1 + self._impulse, lam, iterations
+                self._residual_last = r
+                return self._q1 + delta, self._p1 + self._impulse, lam, iterations, first
             if iterations >= max_iterations:
-                raise ConvergenceError('failed to converge after %d iterations '
+                exc = ConvergenceError('failed to converge after %d iterations '
                                        '(|DEL| = %.3g)' % (iterations, np.linalg.norm(r)))
+                exc.iterations = iterations
+                raise exc
+            merit = 0.5 * float(r @ r)
+            if iterations % fast_step.STAGNATION == 0:
+                if (iterations and merit > fast_step.STAGNATION_FACTOR * merit_ref
+                        and not rnorm <= fast_step.STALL_ACCEPT * self._residual_scale):
+                    exc = ConvergenceError('failed to converge: stagnated after %d '
+                                           'iterations (|DEL| = %.3g)'
+                                           % (iterations, np.linalg.norm(r)))
+                    exc.iterations = iterations
+                    raise exc
+                merit_ref = merit
             J2 = self._midpoint_partials()[0]
             A = np.zeros((nd + nc, nd + nc))
             A[:nd, :nd] = J2[:, :nd]
@@ -470,11 +812,38 @@ class MidpointVI:
                 A[:nd, nd:] = -self._Dh1[:, :nd].T
                 A[nd:, :nd] = self._Dh2[:, :nd]
             step = scipy.linalg.solve(A, r, check_finite=False)
-            stalled = (np.abs(step[:nd]).max(initial=0.0)
-                       <= fast_step.STALLED * np.abs(delta[:nd]).max(initial=0.0))
-            delta = delta.copy()
-            delta[:nd] -= step[:nd]
-            lam = lam - step[nd:]
+            big_step = np.abs(step[:nd]).max(initial=0.0)
+            if iterations == 0:
+                first = float(big_step)
+            stalled = big_step <= fast_step.STALLED * np.abs(delta[:nd]).max(initial=0.0)
+            base_r, base_scale = r, self._residual_scale
+            alpha = 1.0
+            for backtracks in range(fast_step.MAX_BACKTRACKS + 1):
+                trial = delta.copy()
+                trial[:nd] -= alpha * step[:nd]
+                trial_lam = lam - alpha * step[nd:]
+                r = self._residual(trial, trial_lam)
+                merit_t = 0.5 * float(r @ r)
+                if stalled or merit_t <= (1.0 - 2.0 * fast_step.ARMIJO * alpha) * merit:
+                    break
+                shrink = fast_step.BACKTRACK[0]
+                if np.isfinite(merit_t):
+                    shrink = alpha * merit / (merit_t - merit + 2.0 * alpha * merit)
+                    shrink = min(max(shrink, fast_step.BACKTRACK[0]), fast_step.BACKTRACK[1])
+                alpha *= shrink
+            else:
+                if (np.linalg.norm(base_r[:nd]) <= fast_step.STALL_ACCEPT * base_scale
+                        and np.all(np.abs(base_r[nd:]) <= tols)):
+                    # the merit cannot decrease below rounding: the last iterate is a root
+                    r = self._residual(delta, lam)
+                    stalled = True
+                    iterations += 1
+                    continue
+                exc = ConvergenceError('line search failed after %d iterations '
+                                       '(|DEL| = %.3g)' % (iterations, np.linalg.norm(base_r)))
+                exc.iterations = iterations
+                raise exc
+            delta, lam = trial, trial_lam
             iterations += 1
 
     def calc_f(self):
@@ -487,6 +856,8 @@ class MidpointVI:
     def _calc_deriv1(self):
         if self._deriv1 is not None:
             return self._deriv1
+        if self._composite is not None:
+            return self._composite_deriv1()
         s = self._system
         nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
         if self._fast is not None and self._t2 > self._t1:
@@ -506,6 +877,53 @@ class MidpointVI:
                 self._deriv1 = d
                 return d
         return self._calc_deriv1_general()
+
+    def _composite_deriv1(self):
+        """First derivatives of a subdivided step's composite map (t1, q1, p1) ->
+        (t2, q2, p2) w.r.t. x = (q1, p1, u1, k2): the chain rule over the substeps (u1
+        held, kinematic configs k_j = k1 + (j/n)(k2 - k1)); lambda1 is the substeps'
+        time average, so its derivative is that of the average."""
+        parts, u1, k_start, k2 = self._composite
+        nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
+        nX = nq + nd + nu + nk
+        n = len(parts)
+        dt = self._t2 - self._t1
+        Aq = np.zeros((nd, nX))                 # d q_dyn / dx after each substep
+        Aq[:, :nd] = np.eye(nd)
+        Ap = np.zeros((nd, nX))                 # d p / dx
+        Ap[:, nq:nq + nd] = np.eye(nd)
+        Ak = np.zeros((nk, nX))                 # d k / dx at the substep's start
+        Ak[:, nd:nq] = np.eye(nk)
+        Eu = np.zeros((nu, nX))
+        Eu[:, nq + nd:nq + nd + nu] = np.eye(nu)
+        Al = np.zeros((nc, nX))
+        saved = self._save()
+        try:
+            for j, (ta, tb, q_a, p_a, q_b, p_b, lam) in enumerate(parts, 1):
+                Ak_end = np.zeros((nk, nX))
+                Ak_end[:, nd:nq] = (1.0 - j / n) * np.eye(nk)
+                Ak_end[:, nq + nd + nu:] = (j / n) * np.eye(nk)
+                self._t1, self._t2 = ta, tb
+                self._q1[:], self._p1[:], self._q2[:], self._p2[:] = q_a, p_a, q_b, p_b
+                self._u1[:], self._lambda1 = u1, lam
+                self._deriv1 = self._composite = None
+                d = self._calc_deriv1()
+                dx = np.vstack([Aq, Ak, Ap, Eu, Ak_end])
+                Aq, Ap = ([np.hstack([d[w + '_dq1'], d[w + '_dp1'], d[w + '_du1'],
+                                      d[w + '_dk2']]) @ dx for w in ('q2', 'p2')])
+                Al += ((tb - ta) / dt) * (np.hstack([d['l1_dq1'], d['l1_dp1'], d['l1_du1'],
+                                                     d['l1_dk2']]) @ dx)
+                Ak = Ak_end
+        finally:
+            self._restore(saved)
+        cuts = np.cumsum([nq, nd, nu])
+        out = {}
+        for name, Z in (('q2', Aq), ('p2', Ap), ('l1', Al)):
+            q1, p1, u1_, k2_ = np.split(Z, cuts, axis=1)
+            out.update({name + '_dq1': q1, name + '_dp1': p1, name + '_du1': u1_,
+                        name + '_dk2': k2_})
+        self._deriv1 = out
+        return out
 
     def _calc_deriv1_general(self):
         """First derivatives by NumPy (any system); also keeps the DEL Jacobian for the
@@ -555,6 +973,11 @@ class MidpointVI:
         ``Zq (nX, nX, nd)``, ``Zp (nX, nX, nd)``, ``Zl (nX, nX, nc)`` indexed
         [input1, input2, output] (trep's order for second derivatives).
         """
+        if self._composite is not None:
+            raise NotImplementedError(
+                'second derivatives exist for single steps only: the step to t=%g was taken '
+                'as %d substeps (its root solve failed or was rejected as one step); use '
+                'shorter steps' % (self._t2, self.last_substeps))
         if getattr(self, '_deriv2', None) is not None and self._deriv2[0] is self._deriv1:
             return self._deriv2[1]
         d = self._calc_deriv1()
