@@ -17,9 +17,9 @@ iteration backtracks along the Newton direction until the merit 1/2 |r|^2 of the
 residual r decreases enough (Armijo), and a converged root is accepted only if it continues
 the trajectory:
 
-(a) its increment q2 - q1 differs from the predictor's by at most
-    ``AGREE_NEWTON |first Newton step| + AGREE_PREDICTED |predicted increment|`` (max-norms
-    over the dynamic configs, :func:`deviation_bound`), and
+(a) its increment q2 - q1 differs from that of the linearised step (the first Newton
+    iterate from the predictor) by at most ``AGREE`` times the linearised step's length
+    (max-norms over the dynamic configs, :func:`deviation_bound`), and
 (b) when the energy of the previous step is known (and no kinematic config moves), the
     midpoint energy E = T + V changes by the discrete work of the applied forces to within
     ``ENERGY_SLACK`` of the energy that moved (:func:`energy_bound`).
@@ -52,8 +52,8 @@ STAGNATION = 10          # every this many iterations the merit must have fallen
 STAGNATION_FACTOR = 0.25  # this fraction of its value that many iterations before, or the
                           # attempt stops (a local minimum of the merit: subdivide instead)
 # Acceptance rule of a converged root (see the module docstring and docs/integrator.md):
-AGREE_NEWTON = 2.0       # (a) deviation from the predictor allowed per |first Newton step|
-AGREE_PREDICTED = 0.5    # ... and per |predicted increment|
+AGREE = 0.5              # (a) deviation of the root from the linearised step allowed per
+                         # length of that step
 ENERGY_SLACK = 0.05      # (b) energy defect allowed per energy that moved in the step
 _H = 16              # header length of I
 
@@ -72,7 +72,7 @@ _A_E, _A_T, _A_V, _A_DT, _A_TIME, _A_VALID = range(6)
 _NANCHOR = 6
 # Outcome of the last acceptance test (indices into the W_CHECK segment): deviation from
 # the predictor and its bound, energy defect and its bound, 1.0 if the energy was checked,
-# the first Newton step (max-norm)
+# the linearised step's increment (max-norm)
 _C_DEVIATION, _C_DEV_BOUND, _C_DEFECT, _C_DEF_BOUND, _C_ENERGY, _C_FIRST = range(6)
 _NCHECK = 6
 
@@ -160,7 +160,8 @@ def _layout(I):
          W_VEL            nd            predictor velocity
          W_MD             nd * nd       predictor mass matrix
          W_ZERO           nq            zero velocity
-    W    W_PRED           nd            predicted increment q2 - q1 (acceptance test)
+    W    W_PRED           nd            linearised step: increment of the first Newton
+                                        iterate (acceptance test (a))
     W    W_BASE           nd            line search: the increment it starts from
     W    W_STEP           nd            line search: the Newton update
     W    W_VA             nd            energy anchor: velocity (midpoint or node)
@@ -271,18 +272,19 @@ def _model_views(I, F, o):
 
 
 @njit(cache=True)
-def deviation_bound(first_step, predicted, size):
+def deviation_bound(linearised, size):
     """Acceptance test (a): the largest accepted max-norm distance [rad or m] between a
-    root's increment q2 - q1 and the predicted one.
+    root's increment q2 - q1 and that of the linearised step.
 
-    ``first_step``: max-norm of the Newton update at the predictor (how far the DEL itself
-    says the root is from the prediction; the root of a well-posed step is within a small
-    multiple of it); ``predicted``: max-norm of the predicted increment (room for Newton's
-    first step underestimating the correction on a coarse step); ``size``: max-norm of
-    |q1| + |q2 - q1| (rounding floor).  A root farther away is another root of the DEL,
-    not the continuation of the trajectory.
+    The linearised step is the first Newton iterate from the predictor: the predicted
+    configuration corrected by the DEL's own linearisation there, i.e. by the forces and
+    the momentum of this step (from rest it is the step dt^2 M^-1 F).  ``linearised``: the
+    max-norm of its increment (the step length the bound scales with); ``size``: max-norm of
+    |q1| + |q2 - q1| (rounding floor).  On a step the DEL resolves, the root differs from
+    the linearised step by a small fraction of the step (quadratic convergence); a root
+    farther away is another root of the DEL, or the step is too coarse for the motion.
     """
-    return AGREE_NEWTON * first_step + AGREE_PREDICTED * predicted + ROUNDING * size
+    return AGREE * linearised + ROUNDING * size
 
 
 @njit(cache=True)
@@ -304,6 +306,72 @@ def energy_bound(T_a, T_m, V_a, V_m, E_a, E_m, work, solver):
     moved = T_a + T_m + abs(work) + abs(V_m - V_a)
     return (ENERGY_SLACK * moved + 16.0 * ROUNDING * (abs(E_a) + abs(E_m) + moved)
             + 2.0 * solver)
+
+
+@njit(cache=True)
+def check_root(q1, delta, linearised, v, force, impulse_scale, Lq, va, anchor, energy,
+               T_m, V_m, dt, residual, check):
+    """The acceptance rule for a converged root (both paths call this); returns True when
+    the root is accepted and writes the test's numbers into ``check`` (_C_* slots).
+
+    Dynamic parts (nd,) of: ``q1``, the root's increment ``delta`` = q2 - q1, the
+    linearised step's increment ``linearised``, the midpoint velocity ``v`` =
+    delta / dt, the applied generalized ``force`` (the step's impulse is
+    ``impulse_scale * force``, constraint impulses included), L's ``Lq`` at the midpoint;
+    ``va`` and ``anchor`` (_A_* slots) the energy anchor, used when ``energy`` and
+    anchor[_A_VALID]; ``T_m``, ``V_m`` the midpoint energies [J], ``residual`` the
+    solver's residual norm (or its tolerance).  Test (b) is, with vbar = (va + v)/2,
+    ``|E_m - E_a - impulse . vbar - (dt - dt_a)/4 Lq . (va - v)| <= energy_bound(...)``.
+    """
+    nd = linearised.shape[0]
+    deviation = 0.0
+    size = 0.0
+    length = 0.0
+    for i in range(nd):
+        deviation = max(deviation, abs(delta[i] - linearised[i]))
+        size = max(size, abs(q1[i]) + abs(delta[i]))
+        length = max(length, abs(linearised[i]))
+    check[_C_DEVIATION] = deviation
+    check[_C_DEV_BOUND] = deviation_bound(length, size)
+    check[_C_FIRST] = length
+    accepted = deviation <= check[_C_DEV_BOUND]
+    check[_C_ENERGY] = 0.0
+    check[_C_DEFECT] = 0.0
+    check[_C_DEF_BOUND] = 0.0
+    if energy and anchor[_A_VALID] == 1.0:
+        work = 0.0
+        unequal = 0.0
+        speeds = 0.0
+        for i in range(nd):
+            work += impulse_scale * force[i] * 0.5 * (va[i] + v[i])
+            unequal += Lq[i] * (va[i] - v[i])
+            speeds += abs(va[i]) + abs(v[i])
+        unequal *= 0.25 * (dt - anchor[_A_DT])
+        E_m = T_m + V_m
+        check[_C_ENERGY] = 1.0
+        check[_C_DEFECT] = E_m - anchor[_A_E] - work - unequal
+        check[_C_DEF_BOUND] = energy_bound(anchor[_A_T], T_m, anchor[_A_V], V_m,
+                                           anchor[_A_E], E_m, work, residual * speeds)
+        accepted = accepted and abs(check[_C_DEFECT]) <= check[_C_DEF_BOUND]
+    return accepted
+
+
+def check_summary(check):
+    """An acceptance test's numbers (a _NCHECK array written by :func:`check_root`) as a
+    dict: deviation / deviation_bound [rad or m] (test (a)), defect / defect_bound [J] and
+    energy_checked (test (b)), linearised (max-norm of the linearised step's increment)."""
+    c = check
+    return {'deviation': float(c[_C_DEVIATION]), 'deviation_bound': float(c[_C_DEV_BOUND]),
+            'defect': float(c[_C_DEFECT]), 'defect_bound': float(c[_C_DEF_BOUND]),
+            'energy_checked': bool(c[_C_ENERGY]), 'linearised': float(c[_C_FIRST])}
+
+
+def new_anchor(E=0.0, T=0.0, V=0.0, dt=0.0, time=0.0, valid=False):
+    """An energy anchor array (_A_* slots) for :func:`check_root`."""
+    a = np.zeros(_NANCHOR)
+    a[_A_E], a[_A_T], a[_A_V], a[_A_DT], a[_A_TIME] = E, T, V, dt, time
+    a[_A_VALID] = 1.0 if valid else 0.0
+    return a
 
 
 @njit(cache=True)
@@ -449,12 +517,10 @@ def step_packed(I, F, W):
 
     # Newton works on the increment dlt = q2 - q1: the velocity dlt/dt then carries no
     # cancellation error even when q is large (a free joint that has turned many times).
-    predicted = 0.0
     for i in range(nq):
         dlt[i] = q2[i] - q1[i]
     for i in range(nd):
-        pred[i] = dlt[i]
-        predicted = max(predicted, abs(dlt[i]))
+        pred[i] = dlt[i]      # the linearised step once Newton has made its first update
     it = 0
     status = NOT_CONVERGED
     rnorm = np.inf
@@ -466,7 +532,6 @@ def step_packed(I, F, W):
     trial = False                # evaluating a line-search point after a Newton update
     alpha = 1.0
     backtracks = 0
-    first_step = 0.0
     T_m = 0.0
     V_m = 0.0
     while True:
@@ -523,41 +588,14 @@ def step_packed(I, F, W):
         merit = 0.5 * acc
         # converged: within tolerance, or within rounding of the residual's own terms
         if rnorm <= max(tol, ROUNDING * scale) or (stalled and rnorm <= STALL_ACCEPT * scale):
-            # acceptance (a): the root continues the prediction
-            deviation = 0.0
-            size = 0.0
-            for i in range(nd):
-                deviation = max(deviation, abs(dlt[i] - pred[i]))
-                size = max(size, abs(q1[i]) + abs(dlt[i]))
-            check[_C_DEVIATION] = deviation
-            check[_C_DEV_BOUND] = deviation_bound(first_step, predicted, size)
-            check[_C_FIRST] = first_step
-            accepted = deviation <= check[_C_DEV_BOUND]
-            # acceptance (b): the energy changes by the work done
             V_sp = 0.0
             for j in range(nsp):
                 V_sp += 0.5 * sp_k[j] * (qm[sp_idx[j]] - sp_q0[j]) ** 2
             V_m += V_sp
             E_m = T_m + V_m
-            check[_C_ENERGY] = 0.0
-            check[_C_DEFECT] = 0.0
-            check[_C_DEF_BOUND] = 0.0
-            if (anchor[_A_VALID] == 1.0 and abs(anchor[_A_TIME] - t1) <= eps
-                    and not kin_moving):
-                work = 0.0
-                unequal = 0.0
-                speeds = 0.0
-                for i in range(nd):
-                    work += dt * force[i] * 0.5 * (va[i] + v[i])
-                    unequal += Lq[i] * (va[i] - v[i])
-                    speeds += abs(va[i]) + abs(v[i])
-                unequal *= 0.25 * (dt - anchor[_A_DT])
-                check[_C_ENERGY] = 1.0
-                check[_C_DEFECT] = E_m - anchor[_A_E] - work - unequal
-                check[_C_DEF_BOUND] = energy_bound(anchor[_A_T], T_m, anchor[_A_V], V_m,
-                                                   anchor[_A_E], E_m, work,
-                                                   max(tol, rnorm) * speeds)
-                accepted = accepted and abs(check[_C_DEFECT]) <= check[_C_DEF_BOUND]
+            accepted = check_root(q1, dlt, pred, v, force, dt, Lq, va, anchor,
+                                  abs(anchor[_A_TIME] - t1) <= eps and not kin_moving,
+                                  T_m, V_m, dt, max(tol, rnorm), check)
             if not accepted:
                 status = REJECTED
                 break
@@ -628,7 +666,8 @@ def step_packed(I, F, W):
             newton[i] = r[i]
             dlt[i] -= r[i]
         if it == 0:
-            first_step = big_step
+            for i in range(nd):
+                pred[i] = dlt[i]
         stalled = big_step <= STALLED * big_x
         base_rnorm = rnorm
         base_scale = scale
@@ -831,12 +870,8 @@ class FastStepper:
         self._W[o[W_VA]:o[W_CHECK]] = anchor
 
     def last_check(self):
-        """The last acceptance test: dict with deviation / deviation_bound [rad or m] (test
-        (a)), defect / defect_bound [J] and energy_checked (test (b)), first_step."""
-        c = self._check
-        return {'deviation': float(c[_C_DEVIATION]), 'deviation_bound': float(c[_C_DEV_BOUND]),
-                'defect': float(c[_C_DEFECT]), 'defect_bound': float(c[_C_DEF_BOUND]),
-                'energy_checked': bool(c[_C_ENERGY]), 'first_step': float(c[_C_FIRST])}
+        """The last acceptance test as a dict (:func:`check_summary`)."""
+        return check_summary(self._check)
 
     def step(self, t1, t2, tolerance, max_iterations):
         """Step from time t1 to t2 with the inputs already in ``u_in``/``k_in``.

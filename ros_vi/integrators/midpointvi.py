@@ -29,8 +29,9 @@ Globalization (both the compiled and the general path, docs/integrator.md):
   or (with less history, and as the retry when that fails) the momentum step
   q1 + dt M(q1)^-1 p1;
 * a converged root is accepted only if it continues the trajectory: (a) its increment
-  q2 - q1 is within ``AGREE_NEWTON |first Newton step| + AGREE_PREDICTED |predicted
-  increment|`` of the predicted one, and (b) the midpoint energy T + V changes by the
+  q2 - q1 is within ``AGREE`` times the length of the linearised step (the first Newton
+  iterate from the predictor) of that step's increment, and (b) the midpoint energy T + V
+  changes by the
   discrete work of the applied and constraint forces to within ``ENERGY_SLACK`` of the
   energy that moved (:func:`fast_step.deviation_bound`, :func:`fast_step.energy_bound`;
   test (b) needs the previous step's or the start node's energy and is skipped while a
@@ -172,6 +173,8 @@ class MidpointVI:
         self._lambda1 = np.zeros(s.nc)
         self._deriv1 = None
         self._composite = None
+        self._no_anchor = fast_step.new_anchor()
+        self._check = np.zeros(fast_step._NCHECK)
         self._reset_history()
 
     def _reset_history(self, pairs=None, keep_anchor=False):
@@ -437,7 +440,8 @@ class MidpointVI:
                 T1 = 0.5 * float(self._p2 @ v1)
                 V1 = float(dynamics.first_order_terms(self._model, self._data).Vg
                            + sum(p.V() for p in s.general_potentials))
-                self._anchor = (T1 + V1, T1, V1, 0.0, self._t2, v1)
+                self._anchor = (fast_step.new_anchor(T1 + V1, T1, V1, 0.0, self._t2, True),
+                                v1)
                 self._predicted_by_momentum = True
                 return guess
         guess = np.zeros(self.nq)
@@ -679,12 +683,13 @@ class MidpointVI:
         iterations = 0
         lam0 = lam
         try:
-            q2, p2, lam, iterations, first = self._solve_general(guess, lam, max_iterations)
+            q2, p2, lam, iterations, linearised = self._solve_general(guess, lam,
+                                                                      max_iterations)
             if hint is not None:
                 # the acceptance rule refers to the integrator's own prediction
-                first = self._newton_update_at(predicted - self._q1, lam0)
+                linearised = self._linearised_step(predicted - self._q1, lam0)
                 self._residual(q2 - self._q1, lam)
-            self._accept_general(q2, predicted, first, t1, t2, k2)
+            self._accept_general(q2, linearised, t1, t2, k2)
         except _StepFailed as exc:
             exc.iterations = iterations
             raise
@@ -709,8 +714,8 @@ class MidpointVI:
         self._anchor = self._next_anchor
         return iterations
 
-    def _newton_update_at(self, delta, lam):
-        """Max-norm of the Newton update (dynamic part) at q2 = q1 + delta."""
+    def _linearised_step(self, delta, lam):
+        """The increment (dynamic part) of the Newton iterate from q2 = q1 + delta."""
         nd, nc = self.nd, self.nc
         r = self._residual(delta, lam)
         J2 = self._midpoint_partials()[0]
@@ -720,61 +725,48 @@ class MidpointVI:
             A[:nd, nd:] = -self._Dh1[:, :nd].T
             A[nd:, :nd] = self._Dh2[:, :nd]
         step = scipy.linalg.solve(A, r, check_finite=False)
-        return float(np.abs(step[:nd]).max(initial=0.0))
+        return delta[:nd] - step[:nd]
 
-    def _accept_general(self, q2, predicted, first, t1, t2, k2):
-        """The acceptance rule of fast_step (same bounds) for a converged general-path
-        root; raises _StepFailed when it is rejected.  Leaves the energy anchor of the next
-        step in ``self._next_anchor``."""
+    def _accept_general(self, q2, linearised, t1, t2, k2):
+        """The acceptance rule (:func:`fast_step.check_root`, as in the compiled path) for
+        a converged general-path root; raises _StepFailed when it is rejected.  Leaves the
+        energy anchor of the next step in ``self._next_anchor``."""
         nd = self.nd
-        s = self._system
         dt = t2 - t1
-        delta = q2 - self._q1
-        deviation = float(np.abs(delta[:nd] - (predicted - self._q1)[:nd]).max(initial=0.0))
-        size = float((np.abs(self._q1[:nd]) + np.abs(delta[:nd])).max(initial=0.0))
-        bound = fast_step.deviation_bound(first, float(np.abs(
-            (predicted - self._q1)[:nd]).max(initial=0.0)), size)
-        check = {'deviation': deviation, 'deviation_bound': bound, 'defect': 0.0,
-                 'defect_bound': 0.0, 'energy_checked': False, 'first_step': first}
+        delta = q2[:nd] - self._q1[:nd]
+        v = delta / dt
         # the midpoint energy of the root (the System is at its midpoint: the last
         # residual evaluation was there)
-        T_m, V_m, impulse, Lq = self._mid_T, self._mid_V, self._mid_impulse, self._mid_Lq
-        V_m = V_m + sum(p.V() for p in s.general_potentials)
-        E_m = T_m + V_m
-        v = delta[:nd] / dt
-        kin_moving = bool(np.any(k2 != self._q1[nd:]))
-        a = self._anchor
-        if (a is not None and not kin_moving
-                and abs(a[4] - t1) <= 1e-12 * max(1.0, abs(t2))):
-            E_a, T_a, V_a, dt_a, _, va = a
-            vbar = 0.5 * (va + v)
-            work = float(impulse @ vbar)
-            unequal = 0.25 * (dt - dt_a) * float(Lq @ (va - v))
-            defect = E_m - E_a - work - unequal
-            rnorm = np.linalg.norm(self._residual_last)
-            dbound = fast_step.energy_bound(T_a, T_m, V_a, V_m, E_a, E_m, work,
-                                            max(self.tolerance, rnorm)
-                                            * float(np.abs(va).sum() + np.abs(v).sum()))
-            check.update(defect=defect, defect_bound=dbound, energy_checked=True)
-        self.last_check = check
-        if deviation > bound or abs(check['defect']) > check['defect_bound']:
+        T_m = self._mid_T
+        V_m = self._mid_V + sum(p.V() for p in self._system.general_potentials)
+        kin_moving = self.nk and bool(np.any(q2[nd:] != self._q1[nd:]))
+        anchor, va = self._anchor if self._anchor is not None else (self._no_anchor, v)
+        energy = (not kin_moving and abs(anchor[fast_step._A_TIME] - t1)
+                  <= 1e-12 * max(1.0, abs(t2)))
+        rnorm = self._rnorm_last
+        check = self._check
+        accepted = fast_step.check_root(self._q1, delta, linearised, v, self._mid_impulse,
+                                        1.0, self._mid_Lq, va, anchor, energy, T_m, V_m, dt,
+                                        max(self.tolerance, rnorm), check)
+        if not accepted:
             raise _StepFailed('step to t=%g: root rejected (|DEL| = %.3g): %s'
-                              % (t2, np.linalg.norm(self._residual_last), _rejection(check)))
-        self._next_anchor = None if kin_moving else (E_m, T_m, V_m, dt, t2, v.copy())
+                              % (t2, rnorm, _rejection(fast_step.check_summary(check))))
+        self._next_anchor = None if kin_moving else (
+            np.array((T_m + V_m, T_m, V_m, dt, t2, 1.0)), v)
 
     def _solve_general(self, q2, lam, max_iterations):
         """Newton's method with a backtracking line search on the merit 1/2 |r|^2, on
         (q2_d - q1_d, lambda1) from the guess ``q2``; returns ``(q2, p2, lambda1,
-        iterations, first)`` with p2 = p1 + D1Ld + D2Ld + f- - Dh1^T lambda1 (equal to D2Ld
-        at the root, without the solver residual) and ``first`` the max-norm of the first
-        Newton update (dynamic part)."""
+        iterations, linearised)`` with p2 = p1 + D1Ld + D2Ld + f- - Dh1^T lambda1 (equal to
+        D2Ld at the root, without the solver residual) and ``linearised`` the increment
+        q2 - q1 (dynamic part) of the first Newton iterate (the guess if there was none)."""
         nd, nc = self.nd, self.nc
         self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
         tols = np.array([c.tolerance for c in self._system.constraints])
         delta = q2 - self._q1
         iterations = 0
         stalled = False
-        first = 0.0
+        linearised = delta[:nd].copy()
         merit_ref = np.inf
         r = self._residual(delta, lam)
         while True:
@@ -788,8 +780,9 @@ class MidpointVI:
             if ((rnorm <= max(self.tolerance, floor)
                  or (stalled and rnorm <= fast_step.STALL_ACCEPT * self._residual_scale))
                     and np.all(np.abs(r[nd:]) <= tols)):
-                self._residual_last = r
-                return self._q1 + delta, self._p1 + self._impulse, lam, iterations, first
+                self._rnorm_last = float(np.linalg.norm(r))
+                return (self._q1 + delta, self._p1 + self._impulse, lam, iterations,
+                        linearised)
             if iterations >= max_iterations:
                 exc = ConvergenceError('failed to converge after %d iterations '
                                        '(|DEL| = %.3g)' % (iterations, np.linalg.norm(r)))
@@ -814,7 +807,7 @@ class MidpointVI:
             step = scipy.linalg.solve(A, r, check_finite=False)
             big_step = np.abs(step[:nd]).max(initial=0.0)
             if iterations == 0:
-                first = float(big_step)
+                linearised = delta[:nd] - step[:nd]
             stalled = big_step <= fast_step.STALLED * np.abs(delta[:nd]).max(initial=0.0)
             base_r, base_scale = r, self._residual_scale
             alpha = 1.0
