@@ -52,6 +52,8 @@ Globalization (both the compiled and the general path, docs/integrator.md):
 the DEL Jacobian is singular); its message gives the residual, and the integrator stays at
 its last good state.
 """
+import warnings
+
 import numpy as np
 import scipy.linalg
 
@@ -78,9 +80,9 @@ def _rejection(check):
     ``FastStepper.last_check``)."""
     why = []
     if check['deviation'] > check['deviation_bound']:
-        why.append('it lies %.3g from the predicted configuration (allowed %.3g): another '
-                   'root of the DEL, not the continuation of the trajectory'
-                   % (check['deviation'], check['deviation_bound']))
+        why.append('it lies %.3g [rad or m] from the linearised step (allowed %.3g): another '
+                   'root of the DEL, not the continuation of the trajectory, or a step too '
+                   'coarse for the motion' % (check['deviation'], check['deviation_bound']))
     if check['energy_checked'] and abs(check['defect']) > check['defect_bound']:
         why.append('its energy differs by %.3g J from the work done (allowed %.3g J)'
                    % (check['defect'], check['defect_bound']))
@@ -594,6 +596,12 @@ class MidpointVI:
         inputs held and kinematic configs interpolated linearly; on success leave the
         composite step as the current one (module docstring), otherwise restore ``saved``
         and raise ConvergenceError naming the last failure."""
+        with warnings.catch_warnings():
+            # attempts near a singular DEL Jacobian are expected here: the outcome is reported
+            warnings.simplefilter('ignore', scipy.linalg.LinAlgWarning)
+            return self._subdivide_levels(t1, t2, u1, k2, attempt, saved, first)
+
+    def _subdivide_levels(self, t1, t2, u1, k2, attempt, saved, first):
         nd = self.nd
         q_start, p_start = saved[3], saved[5]
         k_start = q_start[nd:].copy()
@@ -636,9 +644,9 @@ class MidpointVI:
             self.set_midpoint()
             return iterations
         self._restore(saved)
-        raise ConvergenceError('step to t=%g: no acceptable root of the DEL, even with %d '
-                               'substeps; last failure: %s'
-                               % (t2, 2 ** self.max_subdivisions, failure))
+        raise ConvergenceError('step to t=%g: no acceptable root of the DEL%s; last failure: %s'
+                               % (t2, ', even with %d substeps' % 2 ** self.max_subdivisions
+                                  if self.max_subdivisions else '', failure))
 
     @property
     def last_substeps(self):

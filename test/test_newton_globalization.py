@@ -1,0 +1,330 @@
+"""The globalized Newton solve of MidpointVI.step: line search, acceptance rule for roots
+(continuation of the trajectory only), retry and subdivision into substeps.
+
+Each case below failed before these changes (ConvergenceError mid-run, or an accepted
+spurious root whose energy then blew up by many orders of magnitude); the numbers in the
+docstrings are from runs of this branch (``pytest -s`` prints them).  Energies are
+evaluated with the System's own energy functions at states the integrator produced.
+"""
+import numpy as np
+import pytest
+
+import ros_vi as trep
+from ros_vi import ConvergenceError, MidpointVI, ry, tz
+from ros_vi.control import DEMOS
+from ros_vi.resources import shipped_model
+from ros_vi.simulation import simulate
+from ros_vi.urdf import import_urdf_file
+
+G = 9.8
+
+
+def chain(n, length):
+    """n-link planar pendulum: ry joints, links of ``length`` m, 1 kg point masses at the
+    link ends, gravity 9.8 m/s^2.  Hanging at rest its energy is V_rest = -g m L n(n+1)/2."""
+    system = trep.System()
+
+    def links(k):
+        if k == n:
+            return []
+        return [ry('q%d' % k), [tz(-length, mass=1.0), links(k + 1)]]
+    system.import_frames(links(0))
+    trep.potentials.Gravity(system, (0.0, 0.0, -G))
+    return system
+
+
+def node_energy(system, q, p):
+    """H(q, p) = 1/2 p M(q)^-1 p + V(q) [J] (the energy of a VI node)."""
+    system.q = q
+    system.dq = np.linalg.solve(system.mass_matrix(), p)
+    return system.total_energy()
+
+
+def free_run(n, length, q0, p0, dt, duration, fast=True):
+    """Unforced run; returns (max |H - H0|, H0 - V_rest, steps that were subdivided)."""
+    system = chain(n, length)
+    probe = chain(n, length)
+    mvi = MidpointVI(system, fast=fast)
+    mvi.initialize_from_state(0.0, q0, p0)
+    e0 = node_energy(probe, q0, p0)
+    worst, subdivided = 0.0, 0
+    for k in range(1, int(round(duration / dt)) + 1):
+        mvi.step(k * dt)
+        assert np.all(np.isfinite(mvi.q2)) and np.all(np.isfinite(mvi.p2))
+        subdivided += mvi.last_substeps > 1
+        worst = max(worst, abs(node_energy(probe, mvi.q2, mvi.p2) - e0))
+    v_rest = -G * length * n * (n + 1) / 2
+    return worst, e0 - v_rest, subdivided
+
+
+# Energetic starts (a few tens of rad/s at the link ends: up to ~1 rad per 10 ms step).
+# Before: the 5-link run raised ConvergenceError at t = 1.75 s, the double pendulum at
+# t = 0.93 s (after accepting spurious roots: |DEL| in the thousands).
+FIVE_LINK = ([-0.6882669433586481, 1.8719738156357186, -0.750995395019955, 1.3399386785072585,
+              0.7069702139275975],
+             [-12.98481208246912, -12.011155488035266, -12.82491794740462, 9.669722789332148,
+              -3.6060836889927])
+
+
+def _double_start():
+    """Start of the double pendulum case (the one seeded generator draw that produced it)."""
+    rng = np.random.default_rng(21)
+    for _ in range(7):
+        q0 = rng.uniform(-np.pi, np.pi, 2)
+        p0 = rng.normal(0.0, 3.0, 2)
+    return q0, p0
+
+
+@pytest.mark.parametrize('case', ['five_link', 'double'])
+def test_10ms_steps_for_100s_do_not_fail_and_keep_the_energy_bounded(case):
+    """dt = 10 ms, 100 s, no input, no damping: no exception, every state finite, and the
+    node energy within half the energy of motion (H0 - V_rest) of its start.
+
+    Why that bound: the motion turns the links by up to ~1 rad per step, so the VI's own
+    energy error at this step is large (measured: 12 % of H0 - V_rest for the 5-link
+    chain, 28 % for the double pendulum; at dt = 2.5 ms both stay below 1 %), while an
+    accepted spurious root or a blow-up changes the energy by orders of magnitude (the
+    runs before this change reached 1e9 x)."""
+    if case == 'five_link':
+        q0, p0 = FIVE_LINK
+        worst, scale, subdivided = free_run(5, 1.0, q0, p0, 0.01, 100.0)
+    else:
+        q0, p0 = _double_start()
+        worst, scale, subdivided = free_run(2, 0.5, q0, p0, 0.01, 100.0)
+    print('\n%s: max |H - H0| = %.4g J = %.3f of H0 - V_rest (%.4g J); %d steps subdivided'
+          % (case, worst, worst / scale, scale, subdivided))
+    assert worst <= 0.5 * scale
+
+
+def test_double_pendulum_general_path_also_runs_through():
+    """The general (NumPy) path with the same rule: the double pendulum case for 20 s."""
+    q0, p0 = _double_start()
+    worst, scale, _ = free_run(2, 0.5, q0, p0, 0.01, 20.0, fast=False)
+    assert worst <= 0.5 * scale
+
+
+def test_arm7_saturated_alternating_torques_energy_balance():
+    """7-DOF arm (urdf/arm7.urdf) at 500 Hz, every joint at its effort limit, the sign
+    flipping every 0.1 s, for 5 s: finite states, and at every step the energy balance
+
+        |E(t) - E(0) - W(t)| <= 2 % of the accumulated |work|,
+
+    with E = T + V at the step's midpoint (the VI's own energy: the node momentum p2 lags
+    the velocity by dt M^-1 F / 2 under trep's forcing f- = dt F, which at 40 N m on the
+    light wrist is tens of rad/s, so the node energy is no measure here) and W the discrete
+    work of the non-conservative forces between midpoints: inputs and the URDF's joint
+    damping, W += dt F_k . (v_{k-1} + v_k) / 2.  The balance is exact for a constant mass
+    matrix; what remains is the VI's discretisation error, largest (1.6 %) right after the
+    first reversal when little work has accumulated, 0.1-0.3 % later, and 0.1 % at 2 kHz.
+    """
+    system = import_urdf_file(shipped_model('arm7'))
+    damping = [f for f in system.forces if type(f).__name__ == 'Damping'][0]
+    c = damping.coefficient_vector()
+    limits = system.urdf.effort_limits
+    dt = 1.0 / 500.0
+    mvi = MidpointVI(system)
+    mvi.initialize_from_state(0.0, np.zeros(7), np.zeros(7))
+    system.q, system.dq = np.zeros(7), np.zeros(7)
+    e0 = system.total_energy()
+    work = accumulated = worst = 0.0
+    v_prev = np.zeros(7)
+    for k in range(1, int(round(5.0 / dt)) + 1):
+        u = limits if int(np.floor((k - 1) * dt / 0.1 + 1e-9)) % 2 == 0 else -limits
+        q1 = mvi.q2
+        mvi.step(k * dt, u)
+        assert np.all(np.isfinite(mvi.q2)) and np.all(np.isfinite(mvi.p2))
+        v = (mvi.q2 - q1) / dt
+        work += dt * (u - c * v) @ (0.5 * (v_prev + v))
+        accumulated += dt * np.abs((u - c * v) * 0.5 * (v_prev + v)).sum()
+        v_prev = v
+        mvi.set_midpoint()
+        worst = max(worst, abs(system.total_energy() - e0 - work) / accumulated)
+    print('\narm7: worst |E - E0 - W| / accumulated |work| = %.4f; final E - E0 = %.4g J, '
+          'accumulated |work| = %.4g J' % (worst, system.total_energy() - e0, accumulated))
+    assert worst <= 0.02
+
+
+def test_acrobot_lqr_from_hanging_runs_to_the_end_with_bounded_energy():
+    """`python -m ros_vi.demo --model acrobot --controller lqr --offset 3.14159 --duration 7`
+    without ROS: the LQR alone from hanging, elbow torque saturated at 20 N m, 100 Hz.
+    Before: at t = 4.95 s a spurious root sent the velocities from tens to 1e4 rad/s and
+    E - E_goal reached 1e10 J (the simulation then failed at 5.15 s).  Now it runs to the
+    end, and the energy never rises above its start by more than the work the saturated
+    torque did (damping only removes energy)."""
+    demo = DEMOS['acrobot']
+    controller = demo.lqr(demo.model())
+    q0 = demo.goal.copy()
+    q0[0] += 3.14159
+    run = simulate(controller, demo.model(), 7.0, q0)
+    assert run.t[-1] == pytest.approx(7.0)
+    assert np.all(np.isfinite(run.q)) and np.all(np.isfinite(run.v))
+    elbow = run.joint_names.index('elbow')
+    input_work = np.concatenate([[0.0], np.cumsum(np.abs(run.u[:, 0]
+                                                         * np.diff(run.q[:, elbow])))])
+    rise = run.E - run.E[0]
+    print('\nacrobot: max E - E0 = %.4g J, input work %.4g J, max |v| = %.4g rad/s'
+          % (rise.max(), input_work[-1], np.abs(run.v).max()))
+    assert np.all(np.abs(run.u) <= 20.0 + 1e-12)
+    assert np.all(rise <= input_work + 1e-6 * abs(run.E[0]))
+
+
+# ------------------------------------------------------------------ no solution at all
+def constrained_pendulum():
+    """Double pendulum whose tip keeps the kinematic distance 'reach' [m] from the world
+    origin (general path: a constraint)."""
+    system = trep.System()
+    system.import_frames([
+        ry('a'), [tz(-1.0, mass=1.0), [ry('b'), [tz(-1.0, name='tip', mass=1.0)]]]])
+    trep.potentials.Gravity(system, (0.0, 0.0, -G))
+    trep.constraints.Distance(system, 'tip', system.world_frame, 'reach')
+    return system
+
+
+def test_unsatisfiable_constraint_raises_with_the_residual_and_keeps_the_state():
+    system = constrained_pendulum()
+    mvi = MidpointVI(system)
+    assert not mvi.compiled
+    # reach 1.5 m: a = 0.3, b chosen so that |tip| = 1.5
+    b = np.arccos((1.5 ** 2 - 2.0) / 2.0)
+    mvi.initialize_from_state(0.0, [0.3, b, 1.5], [0.0, 0.0])
+    for k in range(1, 4):
+        mvi.step(0.01 * k, (), [1.5])
+    state = (mvi.t1, mvi.t2, mvi.q1, mvi.q2, mvi.p1, mvi.p2, mvi.lambda1)
+    # the tip cannot be 5 m from the origin (the links reach 2 m)
+    with pytest.raises(ConvergenceError) as err:
+        mvi.step(0.04, (), [5.0])
+    message = str(err.value)
+    assert '|DEL| = ' in message and 'step to t=0.04' in message
+    print('\n' + message)
+    after = (mvi.t1, mvi.t2, mvi.q1, mvi.q2, mvi.p1, mvi.p2, mvi.lambda1)
+    for before, now in zip(state, after):
+        np.testing.assert_array_equal(before, now)
+    # ... and it goes on from there
+    mvi.step(0.04, (), [1.5])
+    assert mvi.t2 == 0.04
+
+
+# ------------------------------------------------------------------ spurious roots
+# A 5-link chain of 0.2 m links (point masses) at t = 0.11 s of a 10 ms run: the
+# integrator before this change took the next step to a root of the DEL with an increment
+# of thousands of radians (then failed two steps later).
+SPURIOUS_STATE = (
+    np.array([2.312831423580186, -2.395032672106579, 1.0874847598417612, 5.622542364402672,
+              1.2655293783194015]),
+    np.array([-0.0920331571068162, -0.06637458876503502, -0.0397263604355953,
+              1.392815879666569, -0.3188802693162198]))
+SPURIOUS_INCREMENT = np.array([-2375.833570039168, 1657.2710215845364, 487.92490253409466,
+                               230.96567756481562, -100.20388695039405])
+
+
+@pytest.mark.parametrize('tolerance', [1e-10])
+def test_a_hint_at_a_spurious_root_is_rejected_and_the_continuation_taken(tolerance):
+    """Seeded exactly at that spurious root, Newton stops there at once; the acceptance
+    rule must refuse it (it lies thousands of radians from the linearised step, and its
+    kinetic energy is ~1e9 J) and the step end at the continuation of the trajectory, the
+    same as without a hint."""
+    q1, p1 = SPURIOUS_STATE
+    t1, t2 = 0.11, 0.12
+    mvi = MidpointVI(chain(5, 0.2), fast=False, tolerance=tolerance)
+    # it is a root of this step's DEL (the residual is at the rounding level of its terms)
+    mvi.initialize_from_state(t1, q1, p1)
+    mvi.t2, mvi.q2 = t2, q1 + SPURIOUS_INCREMENT
+    residual = np.linalg.norm(mvi.calc_f())
+    mvi.initialize_from_state(t1, q1, p1)
+    mvi.step(t2)
+    continuation = mvi.q2.copy()
+    assert np.abs(continuation - q1).max() < 2.0
+    mvi.initialize_from_state(t1, q1, p1)
+    iterations = mvi.step(t2, q2_hint=q1 + SPURIOUS_INCREMENT)
+    print('\nspurious root: |DEL| = %.3g there; hinted step ended %.3g rad from the '
+          'continuation after %d iterations (%d substeps)'
+          % (residual, np.abs(mvi.q2 - continuation).max(), iterations, mvi.last_substeps))
+    assert residual < 1e-6 * np.abs(SPURIOUS_INCREMENT).max()
+    np.testing.assert_allclose(mvi.q2, continuation, atol=1e-8)
+
+
+def test_the_rejection_is_reported_when_nothing_else_is_allowed():
+    """With no retry possible (a constrained system has no momentum guess, and
+    max_subdivisions=0), a hint at another root ends in ConvergenceError saying why: the
+    mirror configuration (elbow bent the other way) keeps the tip on the same circle and
+    the DEL has a root near it, radians from the trajectory."""
+    system = constrained_pendulum()
+    mvi = MidpointVI(system, max_subdivisions=0)
+    b = np.arccos((1.5 ** 2 - 2.0) / 2.0)
+    q1 = np.array([0.3, b, 1.5])
+    mvi.initialize_from_state(0.0, q1, [0.0, 0.0])
+    mvi.step(0.05, (), [1.5])
+    good = mvi.q2.copy()
+    mirror = np.array([0.3 + b, -b, 1.5])
+    mvi.initialize_from_state(0.0, q1, [0.0, 0.0])
+    with pytest.raises(ConvergenceError, match=r'root rejected \(\|DEL\| = .*linearised step'):
+        mvi.step(0.05, (), [1.5], q2_hint=mirror)
+    np.testing.assert_array_equal(mvi.q2, q1)        # the state is kept
+    assert mvi.t2 == 0.0
+    # the same step without the hint is the continuation
+    mvi.step(0.05, (), [1.5])
+    np.testing.assert_allclose(mvi.q2, good, atol=1e-12)
+
+
+# ------------------------------------------------------------------ subdivided steps
+def _subdivided_case():
+    """5-link chain, 10 ms: the first step from this start is taken as 4 substeps."""
+    q0 = np.array([1.303733099997845, -3.134054819303767, 0.021136418940642887,
+                   -0.3979326472303102, -1.8645174200721792])
+    p0 = np.array([-3.961903304730927, -10.91328901695709, -13.552087462047396,
+                   2.2478573245989315, -11.093499378913661])
+    return q0, p0
+
+
+@pytest.mark.parametrize('fast', [True, False])
+def test_a_subdivided_step_is_one_step_with_composite_first_derivatives(fast):
+    q0, p0 = _subdivided_case()
+    dt = 0.01
+
+    def step(q, p):
+        mvi = MidpointVI(chain(5, 1.0), fast=fast, tolerance=1e-12)
+        mvi.initialize_from_state(0.0, q, p)
+        mvi.step(dt)
+        return mvi
+
+    mvi = step(q0, p0)
+    n = mvi.last_substeps
+    assert n > 1
+    # one step from t1 to t2 as the caller sees it
+    assert (mvi.t1, mvi.t2) == (0.0, dt)
+    np.testing.assert_array_equal(mvi.q1, q0)
+    np.testing.assert_array_equal(mvi.p1, p0)
+    # the same as n plain steps of dt / n
+    ref = MidpointVI(chain(5, 1.0), fast=fast, tolerance=1e-12)
+    ref.initialize_from_state(0.0, q0, p0)
+    for j in range(1, n + 1):
+        ref.step(j * dt / n)
+    np.testing.assert_allclose(mvi.q2, ref.q2, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(mvi.p2, ref.p2, rtol=1e-10, atol=1e-12)
+    # first derivatives of the composite map, against central differences
+    exact = np.vstack([np.hstack([mvi.q2_dq1(), mvi.q2_dp1()]),
+                       np.hstack([mvi.p2_dq1(), mvi.p2_dp1()])])
+    x0 = np.concatenate([q0, p0])
+    eps = 1e-6
+    cols = []
+    for i in range(10):
+        e = np.zeros(10)
+        e[i] = eps
+        plus, minus = step(*np.split(x0 + e, 2)), step(*np.split(x0 - e, 2))
+        assert plus.last_substeps == minus.last_substeps == n
+        cols.append((np.concatenate([plus.q2, plus.p2])
+                     - np.concatenate([minus.q2, minus.p2])) / (2 * eps))
+    fd = np.array(cols).T
+    np.testing.assert_allclose(exact, fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
+    with pytest.raises(NotImplementedError, match='substeps'):
+        mvi.q2_dq1dq1()
+    # the next step is an ordinary one again
+    mvi.step(2 * dt)
+    assert mvi.last_substeps == 1
+
+
+def test_max_subdivisions_is_validated():
+    with pytest.raises(ValueError, match='max_subdivisions'):
+        MidpointVI(chain(2, 1.0), max_subdivisions=-1)
+    with pytest.raises(ValueError, match='max_subdivisions'):
+        MidpointVI(chain(2, 1.0), max_subdivisions=1.5)
