@@ -116,6 +116,10 @@ class Simulation:
         After a failed tick, retry with ``substeps * 2, * 4, ...`` up to this many times.
     max_iterations : int
         Newton iterations allowed per VI step.
+    max_subdivisions : int
+        Inside each VI step, a step whose root solve fails is split into up to
+        ``2**max_subdivisions`` substeps (:class:`MidpointVI`, docs/integrator.md) before
+        the tick's own refinements (``max_refinements``) are tried.
     tolerance : float
         VI root-solver tolerance on |DEL|.
     t0 : float
@@ -125,7 +129,7 @@ class Simulation:
     def __init__(self, system, dt, substeps=1, effort_limits=None, command_timeout=0.0,
                  command_decay=0.0, command_joints=None, initial_positions=None,
                  initial_velocities=None, max_refinements=3, max_iterations=50,
-                 tolerance=1e-10, t0=0.0):
+                 tolerance=1e-10, t0=0.0, max_subdivisions=8):
         self.system = system
         self.dt = _check_positive(dt, 'dt')
         if int(substeps) != substeps or substeps < 1:
@@ -143,7 +147,7 @@ class Simulation:
         self.max_iterations = int(max_iterations)
         self.t0 = float(t0)
 
-        self.mvi = MidpointVI(system, tolerance=tolerance)
+        self.mvi = MidpointVI(system, tolerance=tolerance, max_subdivisions=max_subdivisions)
         self.robot = getattr(system, 'urdf', None)
         nq, nd = system.nQ, system.nQd
         self.joint_names = [c.name for c in system.configs]

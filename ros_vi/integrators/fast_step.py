@@ -18,8 +18,9 @@ residual r decreases enough (Armijo), and a converged root is accepted only if i
 the trajectory:
 
 (a) its increment q2 - q1 differs from that of the linearised step (the first Newton
-    iterate from the predictor) by at most ``AGREE`` times the linearised step's length
-    (max-norms over the dynamic configs, :func:`deviation_bound`), and
+    iterate from the predictor) by at most ``AGREE`` times the linearised step's length, or
+    the length of that Newton correction if larger (max-norms over the dynamic configs,
+    :func:`deviation_bound`), and
 (b) when the energy of the previous step is known (and no kinematic config moves), the
     midpoint energy E = T + V changes by the discrete work of the applied forces to within
     ``ENERGY_SLACK`` of the energy that moved (:func:`energy_bound`).
@@ -272,19 +273,20 @@ def _model_views(I, F, o):
 
 
 @njit(cache=True)
-def deviation_bound(linearised, size):
+def deviation_bound(length, size):
     """Acceptance test (a): the largest accepted max-norm distance [rad or m] between a
     root's increment q2 - q1 and that of the linearised step.
 
     The linearised step is the first Newton iterate from the predictor: the predicted
     configuration corrected by the DEL's own linearisation there, i.e. by the forces and
-    the momentum of this step (from rest it is the step dt^2 M^-1 F).  ``linearised``: the
-    max-norm of its increment (the step length the bound scales with); ``size``: max-norm of
-    |q1| + |q2 - q1| (rounding floor).  On a step the DEL resolves, the root differs from
+    the momentum of this step (from rest it is the step dt^2 M^-1 F).  ``length``: the
+    larger of the max-norms of its increment and of that Newton correction (the scale the
+    bound grows with: the step, or where the step is ~0, as at an equilibrium, how far the
+    prediction was off); ``size``: max-norm of |q1| + |q2 - q1| (rounding floor).  On a step the DEL resolves, the root differs from
     the linearised step by a small fraction of the step (quadratic convergence); a root
     farther away is another root of the DEL, or the step is too coarse for the motion.
     """
-    return AGREE * linearised + ROUNDING * size
+    return AGREE * length + ROUNDING * size
 
 
 @njit(cache=True)
@@ -309,13 +311,14 @@ def energy_bound(T_a, T_m, V_a, V_m, E_a, E_m, work, solver):
 
 
 @njit(cache=True)
-def check_root(q1, delta, linearised, v, force, impulse_scale, Lq, va, anchor, energy,
-               T_m, V_m, dt, residual, check):
+def check_root(q1, delta, linearised, correction, v, force, impulse_scale, Lq, va, anchor,
+               energy, T_m, V_m, dt, residual, check):
     """The acceptance rule for a converged root (both paths call this); returns True when
     the root is accepted and writes the test's numbers into ``check`` (_C_* slots).
 
     Dynamic parts (nd,) of: ``q1``, the root's increment ``delta`` = q2 - q1, the
-    linearised step's increment ``linearised``, the midpoint velocity ``v`` =
+    linearised step's increment ``linearised`` (and ``correction``, the max-norm of the
+    Newton update that made it from the predictor), the midpoint velocity ``v`` =
     delta / dt, the applied generalized ``force`` (the step's impulse is
     ``impulse_scale * force``, constraint impulses included), L's ``Lq`` at the midpoint;
     ``va`` and ``anchor`` (_A_* slots) the energy anchor, used when ``energy`` and
@@ -326,7 +329,7 @@ def check_root(q1, delta, linearised, v, force, impulse_scale, Lq, va, anchor, e
     nd = linearised.shape[0]
     deviation = 0.0
     size = 0.0
-    length = 0.0
+    length = correction
     for i in range(nd):
         deviation = max(deviation, abs(delta[i] - linearised[i]))
         size = max(size, abs(q1[i]) + abs(delta[i]))
@@ -526,6 +529,7 @@ def step_packed(I, F, W):
     rnorm = np.inf
     merit = np.inf               # 1/2 |r|^2 at the current iterate
     merit_ref = np.inf           # ... STAGNATION iterations before
+    correction = 0.0             # max-norm of the first Newton update
     base_rnorm = np.inf
     base_scale = 0.0
     stalled = False
@@ -593,7 +597,7 @@ def step_packed(I, F, W):
                 V_sp += 0.5 * sp_k[j] * (qm[sp_idx[j]] - sp_q0[j]) ** 2
             V_m += V_sp
             E_m = T_m + V_m
-            accepted = check_root(q1, dlt, pred, v, force, dt, Lq, va, anchor,
+            accepted = check_root(q1, dlt, pred, correction, v, force, dt, Lq, va, anchor,
                                   abs(anchor[_A_TIME] - t1) <= eps and not kin_moving,
                                   T_m, V_m, dt, max(tol, rnorm), check)
             if not accepted:
@@ -666,6 +670,7 @@ def step_packed(I, F, W):
             newton[i] = r[i]
             dlt[i] -= r[i]
         if it == 0:
+            correction = big_step
             for i in range(nd):
                 pred[i] = dlt[i]
         stalled = big_step <= STALLED * big_x

@@ -30,8 +30,8 @@ Globalization (both the compiled and the general path, docs/integrator.md):
   q1 + dt M(q1)^-1 p1;
 * a converged root is accepted only if it continues the trajectory: (a) its increment
   q2 - q1 is within ``AGREE`` times the length of the linearised step (the first Newton
-  iterate from the predictor) of that step's increment, and (b) the midpoint energy T + V
-  changes by the
+  iterate from the predictor; or of that Newton correction where the step is ~0) of that
+  step's increment, and (b) the midpoint energy T + V changes by the
   discrete work of the applied and constraint forces to within ``ENERGY_SLACK`` of the
   energy that moved (:func:`fast_step.deviation_bound`, :func:`fast_step.energy_bound`;
   test (b) needs the previous step's or the start node's energy and is skipped while a
@@ -723,7 +723,8 @@ class MidpointVI:
         return iterations
 
     def _linearised_step(self, delta, lam):
-        """The increment (dynamic part) of the Newton iterate from q2 = q1 + delta."""
+        """(increment (dynamic part), max-norm of the update) of the Newton iterate from
+        q2 = q1 + delta."""
         nd, nc = self.nd, self.nc
         r = self._residual(delta, lam)
         J2 = self._midpoint_partials()[0]
@@ -733,7 +734,7 @@ class MidpointVI:
             A[:nd, nd:] = -self._Dh1[:, :nd].T
             A[nd:, :nd] = self._Dh2[:, :nd]
         step = scipy.linalg.solve(A, r, check_finite=False)
-        return delta[:nd] - step[:nd]
+        return delta[:nd] - step[:nd], float(np.abs(step[:nd]).max(initial=0.0))
 
     def _accept_general(self, q2, linearised, t1, t2, k2):
         """The acceptance rule (:func:`fast_step.check_root`, as in the compiled path) for
@@ -753,9 +754,10 @@ class MidpointVI:
                   <= 1e-12 * max(1.0, abs(t2)))
         rnorm = self._rnorm_last
         check = self._check
-        accepted = fast_step.check_root(self._q1, delta, linearised, v, self._mid_impulse,
-                                        1.0, self._mid_Lq, va, anchor, energy, T_m, V_m, dt,
-                                        max(self.tolerance, rnorm), check)
+        accepted = fast_step.check_root(self._q1, delta, linearised[0], linearised[1], v,
+                                        self._mid_impulse, 1.0, self._mid_Lq, va, anchor,
+                                        energy, T_m, V_m, dt, max(self.tolerance, rnorm),
+                                        check)
         if not accepted:
             raise _StepFailed('step to t=%g: root rejected (|DEL| = %.3g): %s'
                               % (t2, rnorm, _rejection(fast_step.check_summary(check))))
@@ -766,15 +768,16 @@ class MidpointVI:
         """Newton's method with a backtracking line search on the merit 1/2 |r|^2, on
         (q2_d - q1_d, lambda1) from the guess ``q2``; returns ``(q2, p2, lambda1,
         iterations, linearised)`` with p2 = p1 + D1Ld + D2Ld + f- - Dh1^T lambda1 (equal to
-        D2Ld at the root, without the solver residual) and ``linearised`` the increment
-        q2 - q1 (dynamic part) of the first Newton iterate (the guess if there was none)."""
+        D2Ld at the root, without the solver residual) and ``linearised`` = (the increment
+        q2 - q1 (dynamic part) of the first Newton iterate (the guess if there was none),
+        the max-norm of that first update)."""
         nd, nc = self.nd, self.nc
         self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
         tols = np.array([c.tolerance for c in self._system.constraints])
         delta = q2 - self._q1
         iterations = 0
         stalled = False
-        linearised = delta[:nd].copy()
+        linearised = (delta[:nd].copy(), 0.0)
         merit_ref = np.inf
         r = self._residual(delta, lam)
         while True:
@@ -815,7 +818,7 @@ class MidpointVI:
             step = scipy.linalg.solve(A, r, check_finite=False)
             big_step = np.abs(step[:nd]).max(initial=0.0)
             if iterations == 0:
-                linearised = delta[:nd] - step[:nd]
+                linearised = (delta[:nd] - step[:nd], float(big_step))
             stalled = big_step <= fast_step.STALLED * np.abs(delta[:nd]).max(initial=0.0)
             base_r, base_scale = r, self._residual_scale
             alpha = 1.0

@@ -166,6 +166,9 @@ class SimulatorParameters(RobotParameters):
                                 number(1, integer=True))
     max_refinements: int = param(3, 'retries of a failed tick with 2x, 4x, ... substeps',
                                  number(0, integer=True))
+    max_subdivisions: int = param(8, 'a VI step whose root solve fails is split into up to '
+                                     '2**max_subdivisions substeps (0: never)',
+                                  number(0, integer=True))
     tolerance: float = param(1e-10, 'VI root-solver tolerance on |DEL|',
                              number(0.0, low_open=True))
     diagnostics_period: float = param(1.0, 'wall seconds between diagnostics messages',

@@ -182,6 +182,7 @@ class SimulatorNode(Node):
                              initial_velocities=initial['initial_velocities'],
                              max_refinements=cfg.max_refinements,
                              max_iterations=cfg.max_iterations,
+                             max_subdivisions=cfg.max_subdivisions,
                              tolerance=cfg.tolerance)
         except ValueError as err:
             msg = str(err)
