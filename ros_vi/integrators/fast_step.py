@@ -282,9 +282,10 @@ def deviation_bound(length, size):
     the momentum of this step (from rest it is the step dt^2 M^-1 F).  ``length``: the
     larger of the max-norms of its increment and of that Newton correction (the scale the
     bound grows with: the step, or where the step is ~0, as at an equilibrium, how far the
-    prediction was off); ``size``: max-norm of |q1| + |q2 - q1| (rounding floor).  On a step the DEL resolves, the root differs from
-    the linearised step by a small fraction of the step (quadratic convergence); a root
-    farther away is another root of the DEL, or the step is too coarse for the motion.
+    prediction was off); ``size``: max-norm of |q1| + |q2 - q1| (rounding floor).  On a
+    step the DEL resolves, the root differs from the linearised step by a small fraction of
+    the step (quadratic convergence); a root farther away is another root of the DEL, or
+    the step is too coarse for the motion.
     """
     return AGREE * length + ROUNDING * size
 

@@ -822,7 +822,7 @@ class MidpointVI:
             stalled = big_step <= fast_step.STALLED * np.abs(delta[:nd]).max(initial=0.0)
             base_r, base_scale = r, self._residual_scale
             alpha = 1.0
-            for backtracks in range(fast_step.MAX_BACKTRACKS + 1):
+            for _ in range(fast_step.MAX_BACKTRACKS + 1):
                 trial = delta.copy()
                 trial[:nd] -= alpha * step[:nd]
                 trial_lam = lam - alpha * step[nd:]
