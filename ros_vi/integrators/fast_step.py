@@ -1,8 +1,10 @@
 """Compiled step for the common case: a frame tree with built-in terms only.
 
-When a System has no constraints and its only potentials and forces are ``Gravity``,
-``ConfigSpring``, ``Damping`` and ``ConfigForce``, a whole step runs in one numba call:
-predictor, Newton iterations on the DEL with the exact Jacobian, p2 and the midpoint state.
+When a System's only potentials and forces are ``Gravity``, ``ConfigSpring``, ``Damping`` and
+``ConfigForce`` and its constraints (if any) are built-in ones (``Distance``,
+``PointToPoint*``, ``PointOnPlane``, ``Mimic``), a whole step runs in one numba call:
+predictor, Newton iterations on the DEL with the exact Jacobian, p2 and the midpoint state
+(:func:`step_packed`; with constraints :func:`constrained_step.step_constrained_packed`).
 Every other system uses the general path in :mod:`midpointvi`, which gives the same answer
 (tests compare the two).
 
@@ -16,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from ..mechanics import kernel
+from ..mechanics.constraint_kernel import pack_constraints, refresh_constraint_parameters
 from ..mechanics.forces.configforce import ConfigForce
 from ..mechanics.forces.damping import Damping
 from ..mechanics.kernel import first_order_into, second_order_into
@@ -501,23 +504,25 @@ def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
 
 
 class FastStepper:
-    """Packs a System for :func:`step_packed` (``for_system`` returns None when the system
-    needs the general path)."""
+    """Packs a System for :func:`step_packed` or, with constraints,
+    :func:`constrained_step.step_constrained_packed` (``for_system`` returns None when the
+    system needs the general path)."""
 
     _ALLOWED_POTENTIALS = (Gravity, ConfigSpring)
     _ALLOWED_FORCES = (Damping, ConfigForce)
 
     @classmethod
     def for_system(cls, system):
-        if system.nc:
-            return None
         if any(type(p) not in cls._ALLOWED_POTENTIALS for p in system.potentials):
             return None
         if any(type(f) not in cls._ALLOWED_FORCES for f in system.forces):
             return None
-        return cls(system)
+        constraints = pack_constraints(system) if system.nc else None
+        if system.nc and constraints is None:
+            return None
+        return cls(system, constraints)
 
-    def __init__(self, system):
+    def __init__(self, system, constraints=None):
         self._system = system
         model = system.model
         nf, nq, nd, nu = model.nf, model.nq, system.nQd, system.nu
@@ -556,6 +561,24 @@ class FastStepper:
         self._hist_t = W[o[W_HIST_T]:o[W_Q2N]]
         self.qm = W[o[W_QM]:o[W_V]]       # midpoint configuration of the last step (nQ,)
         self.v = W[o[W_V]:o[W_R]]         # midpoint velocity (q2 - q1)/dt of the last step
+        self._constraints = constraints
+        if constraints is None:
+            self.lambda1 = np.zeros(0)
+        else:
+            # imported here: constrained_step builds on this module's layout
+            from . import constrained_step
+            self._step_constrained = constrained_step.step_constrained_packed
+            self._CI, self._CF = constraints
+            nc = self._CI.shape[0]
+            c = constrained_step.con_layout(I, nc)
+            self._CW = np.zeros(c[constrained_step.C_END])
+            self.lambda1 = self._CW[c[constrained_step.C_LAM]:c[constrained_step.C_LAMN]]
+
+    @property
+    def constrained(self):
+        """True when the packed system has constraints (lambda1 is then a view (nc,) into
+        the stepper's state; derivatives come from the general path)."""
+        return self._constraints is not None
 
     def state_views(self):
         """Views (q1, p1, q2, p2, u1) into the packed state: the integrator keeps its state
@@ -583,6 +606,8 @@ class FastStepper:
         for j, spring in enumerate(self._springs):
             F[o[F_SP_K] + j] = spring.k
             F[o[F_SP_Q0] + j] = spring.q0
+        if self._constraints is not None:
+            refresh_constraint_parameters(self._system, self._CF)
 
     def reset_history(self, times=(), configs=()):
         """Forget the predictor history, optionally seeding it with known (t, q) pairs
@@ -606,12 +631,18 @@ class FastStepper:
         W[_TOL] = tolerance
         W[_T2] = t2
         I[_MAXIT] = max_iterations
-        step_packed(I, self._F, W)
+        if self._constraints is None:
+            step_packed(I, self._F, W)
+        else:
+            self._step_constrained(I, self._F, W, self._CI, self._CF, self._CW)
         return I.item(_STATUS), I.item(_ITERS), W.item(_RNORM)
 
     def derivatives(self, t1, t2):
         """dq2/dx and dp2/dx (nd, nX) for x = (q1, p1, u1, k2) at the current state, or
-        None if the DEL Jacobian is singular."""
+        None if the DEL Jacobian is singular or the system is constrained (the general
+        path then gives them, with the multipliers' derivatives)."""
+        if self._constraints is not None:
+            return None
         if self._version != self._system.parameter_version:
             self._refresh_constants()
         nd, nq, nu = self._nd, self._nq, self._nu
