@@ -41,12 +41,15 @@ def fourbar():
 
 def spatial_tree():
     """Three 3-D branches (the third hangs off a fixed anchor G); a kinematic slide 'k'
-    carries the second.  Gravity, a ConfigSpring, Damping and two ConfigForce inputs."""
+    carries the second; the first has a mimic frame (Cm follows config b), so Ct moves
+    through a joint coordinate that is no config.  Gravity, a ConfigSpring, Damping and two
+    ConfigForce inputs."""
     s = trep.System()
     s.import_frames([
         rz('a', name='A'), [tx(0.6), [ry('b', name='B'), [
             tz(-0.5, name='Bt', mass=[1.0, 0.1, 0.2, 0.1]), [
-                rx('c', name='C'), [ty(0.4, name='Ct', mass=[0.8, 0.05, 0.06, 0.07])]]]]],
+                rx('c', name='C'), [rz(trep.mimic('b', 0.5, 0.1), name='Cm'), [
+                    ty(0.4, name='Ct', mass=[0.8, 0.05, 0.06, 0.07])]]]]]],
         tx('k', name='K', kinematic=True), [
             ty('e', name='E', mass=[0.7, 0.01, 0.01, 0.01]), [
                 rx('f'), [tz(0.5, name='F', mass=[1.0, 0.2, 0.1, 0.3])]]],
@@ -71,6 +74,7 @@ def constrained_tree(kind):
     """:func:`spatial_tree` with the constraints of ``kind``, at a configuration that
     satisfies them."""
     s = spatial_tree()
+    assert s.model.nt == s.nQ + 1
     q0 = {'a': 0.3, 'b': -0.4, 'c': 0.8, 'e': 0.2, 'f': -0.6, 'k': 0.1}
     s.q = q0
     kinds = MIXED if kind == 'mixed' else [kind]
@@ -94,9 +98,22 @@ def constrained_tree(kind):
             trep.constraints.PointOnPlane(s, 'B', [0.2, 1.0, -0.3], 'F', name='slot')
         elif k == 'mimic':
             trep.constraints.Mimic(s, 'e', 'a', multiplier=-0.5, offset=0.1, name='gear')
-    s.satisfy_constraints(keep_kinematic=True)
-    assert np.abs(dynamics.constraint_values(s)).max() <= 1e-10
+    settle(s)
     return s
+
+
+def settle(s):
+    """Move the dynamic configs onto the constraints by Gauss-Newton (minimum-norm steps
+    from the current configuration, kinematic configs kept)."""
+    nd = s.nQd
+    for _ in range(50):
+        h = dynamics.constraint_values(s)
+        if np.abs(h).max() <= 1e-13:
+            return
+        q = s.q
+        q[:nd] += np.linalg.lstsq(dynamics.constraint_jacobian(s)[:, :nd], -h, rcond=None)[0]
+        s.q = q
+    raise AssertionError('the test configuration does not satisfy the constraints')
 
 
 def consistent_momentum(s, seed):
@@ -279,6 +296,10 @@ def test_failed_compiled_constrained_step_keeps_the_state():
     before = _state(mvi)
     with pytest.raises(ConvergenceError):
         mvi.step(mvi.t2 + 0.01, [0.2], max_iterations=0)
+    with pytest.raises(ConvergenceError):
+        mvi.step(mvi.t2 + 0.01, [0.2], max_iterations=0, lambda1_hint=[3.0, 4.0])
+    with pytest.raises(ValueError, match='lambda1_hint'):
+        mvi.step(mvi.t2 + 0.01, [0.2], lambda1_hint=[3.0])
     with pytest.raises(ValueError, match='u1'):
         mvi.step(mvi.t2 + 0.01, [np.nan])
     after = _state(mvi)
@@ -297,14 +318,19 @@ def test_lambda1_setter_and_hint_work_on_the_compiled_path():
     np.testing.assert_array_equal(mvi.lambda1, [1.0, 2.0])
     with pytest.raises(ValueError, match='lambda1'):
         mvi.lambda1 = [1.0]
-    # a hinted step (general path) and an unhinted one (compiled) reach the same root,
-    # and the compiled path carries on after the hinted one
+    # a lambda1 hint seeds the compiled step, a q2 hint runs the general path: both reach
+    # the root of the unhinted step, and the compiled path carries on after them
     ref = trep.MidpointVI(fourbar())
-    for vi in (mvi, ref):
+    gen = trep.MidpointVI(fourbar())
+    for vi in (mvi, ref, gen):
         vi.initialize_from_state(0.0, q0, p0)
         vi.step(0.01, [0.3])
-    mvi.step(0.02, [0.3], lambda1_hint=mvi.lambda1)
+    mvi.step(0.02, [0.3], lambda1_hint=mvi.lambda1 + 0.05)
     ref.step(0.02, [0.3])
+    gen.step(0.02, [0.3], q2_hint=gen.q2)
+    for vi in (mvi, gen):
+        assert_close(vi.q2, ref.q2, rel=0.0, abs_=1e-10)
+        assert_close(vi.lambda1, ref.lambda1, rel=1e-8, abs_=1e-10)
     for vi in (mvi, ref):
         vi.step(0.03, [0.3])
     assert_close(mvi.q2, ref.q2, rel=0.0, abs_=1e-10)

@@ -19,8 +19,9 @@ KINDS = (trep.RX, trep.RY, trep.RZ, trep.TX, trep.TY, trep.TZ, trep.CONST_SE3)
 
 def random_tree(rng, nframes=12):
     """A random frame tree: each frame hangs off a random earlier frame (or the world),
-    with a random transform kind; about a third of the one-parameter transforms are
-    constants and some configs are kinematic."""
+    with a random transform kind; about a quarter of the one-parameter transforms are
+    constants, some follow an earlier config (mimic frames) and some configs are
+    kinematic."""
     s = trep.System()
     frames = [s.world_frame]
     for i in range(nframes):
@@ -31,8 +32,12 @@ def random_tree(rng, nframes=12):
             param = se3(rotation(rng.normal(size=3), rng.uniform(-2, 2)),
                         rng.normal(size=3))
             kinematic = False
-        elif rng.uniform() < 0.3:
+        elif rng.uniform() < 0.25:
             param = float(rng.normal())
+            kinematic = False
+        elif rng.uniform() < 0.25 and s.configs:
+            leader = s.configs[rng.integers(len(s.configs))].name
+            param = trep.mimic(leader, rng.uniform(-2.0, 2.0), rng.normal())
             kinematic = False
         else:
             param = 'q%d' % i
@@ -94,15 +99,20 @@ def add_constraints(s, frames, rng, kinds):
 
 
 def compiled_terms(s, CI, CF, q):
-    """h and Dh through the compiled kernel only (kinematics from kernel, not from Data)."""
+    """h and Dh through the compiled kernels only, on the joint coordinates as a compiled
+    step runs them (kinematics from the kernel, not from Data)."""
     m = s.model
-    R, P = kernel.forward_kinematics(*m.tree_args(), q)
-    S = kernel.joint_twists(m.kind, m.cframe, m.corder, R, P, m.nq)
+    theta = np.empty(m.nt)
+    kernel.expand_into(q, np.zeros(m.nq), m.mimic_leader, m.mimic_multiplier,
+                       m.mimic_offset, theta, np.empty(m.nt))
+    R, P = kernel.forward_kinematics(*m.tree_args(), theta)
+    S = kernel.joint_twists(m.kind, m.cframe, m.corder, R, P, m.nt)
     h = np.full(len(CI), np.nan)
-    Dh = np.full((len(CI), m.nq), np.nan)      # the kernels must overwrite every entry
-    ck.constraint_values_into(CI, CF, R, P, q, h)
-    ck.constraint_jacobian_into(CI, CF, m.fjoint, m.cparent, R, P, S, q, Dh)
-    return h, Dh
+    Dh = np.full((len(CI), m.nt), np.nan)      # the kernels must overwrite every entry
+    ck.constraint_values_into(CI, CF, R, P, theta, h)
+    ck.constraint_jacobian_into(CI, CF, m.fjoint, m.cparent, m.mimic_leader,
+                                m.mimic_multiplier, R, P, S, theta, Dh)
+    return h, Dh[:, :m.nq]
 
 
 CASES = ['distance', 'distance_config', 'point1d', 'point2d', 'point3d', 'plane', 'mimic']
@@ -147,6 +157,29 @@ def test_constraints_on_the_world_frame_and_a_config_driven_distance():
     k = s.get_config('len').index
     assert Dh[3, k] == -2.0 * q[k]
     assert np.all(Dh[:3, k] == 0.0) and Dh[4, k] == 0.0
+
+
+def test_constraints_on_frames_that_follow_mimic_frames():
+    """A frame moved through a mimic frame: its Jacobian column goes to the leader,
+    scaled by the multiplier (folded from the joint coordinates)."""
+    s = trep.System()
+    s.import_frames([trep.rz('a'), [trep.tx(0.8, name='A', mass=1.0), [
+        trep.ry(trep.mimic('a', -0.5, 0.1), name='M'), [
+            trep.tz(-0.5, name='Mt', mass=1.0), [trep.rx('c'), [
+                trep.ty(0.3, name='Ct', mass=1.0)]]]]]])
+    assert s.model.nt == s.nQ + 1
+    trep.constraints.PointToPoint3D(s, 'Ct', 'World')
+    trep.constraints.PointOnPlane(s, 'Mt', [0.3, 0.4, 1.0], 'A')
+    trep.constraints.Distance(s, 'Mt', 'World', 'len')
+    CI, CF = ck.pack_constraints(s)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        q = rng.uniform(-2.0, 2.0, s.nQ)
+        h, Dh = compiled_terms(s, CI, CF, q)
+        s.data.set(q, np.zeros(s.nQ))
+        assert_close(h, dynamics.constraint_values(s), rel=1e-12, abs_=1e-12)
+        assert_close(Dh, dynamics.constraint_jacobian(s), rel=1e-12, abs_=1e-12)
+        assert np.abs(Dh[:3, s.get_config('a').index]).max() > 0.0
 
 
 def test_refresh_follows_changed_parameters():

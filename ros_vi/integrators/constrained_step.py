@@ -33,16 +33,17 @@ from .fast_step import (BAD_INPUT, HISTORY, NOT_CONVERGED, NOT_FINITE, OK, ROUND
                         W_HIST_T, W_IC, W_J, W_K_IN, W_LQ, W_LQQ, W_LV, W_LVQ, W_M, W_MD, W_P,
                         W_P1, W_P2, W_P2N, W_Q1, W_Q2, W_Q2N, W_QM, W_R, W_RES, W_S, W_SG,
                         W_SU, W_SW, W_SZ, W_TMP, W_U1, W_U_IN, W_V, W_VEL, W_VP, W_VSP,
-                        W_ZERO, _DT, _ITERS, _MAXIT, _NHIST, _NQ, _ND, _NF, _RNORM,
+                        W_ZERO, _DT, _ITERS, _MAXIT, _NHIST, _NQ, _ND, _NF, _NT, _RNORM,
                         _STATUS, _T2, _TOL, _layout, _model_views)
 
 # Segments of CW (indices into the offsets of :func:`con_layout`)
-C_LAM, C_LAMN, C_H2, C_DH1, C_DH2, C_R2, C_P2, C_S2, C_K, C_RHS, C_END = range(11)
+(C_LAM, C_LAMN, C_H2, C_DH1, C_DH2, C_TH, C_DTH, C_R2, C_P2, C_S2, C_K, C_RHS,
+ C_END) = range(13)
 
 
 @njit(cache=True)
 def con_layout(I, nc):
-    """Offsets into CW for ``nc`` constraints (sizes nf, nq, nd from I's header).
+    """Offsets into CW for ``nc`` constraints (sizes nf, nd, nt from I's header).
 
     =========  ==============  ==================================================
     segment    length          contents
@@ -50,27 +51,31 @@ def con_layout(I, nc):
     C_LAM      nc              integrator state: lambda1 of the last step
     C_LAMN     nc              Newton iterate of lambda1
     C_H2       nc              h(q2)
-    C_DH1      nc nq           Dh(q1)
-    C_DH2      nc nq           Dh(q2)
+    C_DH1      nc nt           Dh(q1) (over joint coordinates, folded: [:, :nq])
+    C_DH2      nc nt           Dh(q2)
+    C_TH       nt              joint coordinates at q1, then at q2
+    C_DTH      nt              (their rates: unused)
     C_R2       9 nf            R at q1, then at q2 (the constraints' kinematics)
     C_P2       3 nf            P
-    C_S2       6 nq            S
+    C_S2       6 nt            S
     C_K        (nd + nc)^2     Newton matrix
     C_RHS      nd + nc         residual, then Newton update
     C_END                      (length of CW)
     =========  ==============  ==================================================
     """
-    nf, nq, nd = I[_NF], I[_NQ], I[_ND]
+    nf, nd, nt = I[_NF], I[_ND], I[_NT]
     o = np.empty(C_END + 1, dtype=np.int64)
     o[C_LAM] = 0
     o[C_LAMN] = o[C_LAM] + nc
     o[C_H2] = o[C_LAMN] + nc
     o[C_DH1] = o[C_H2] + nc
-    o[C_DH2] = o[C_DH1] + nc * nq
-    o[C_R2] = o[C_DH2] + nc * nq
+    o[C_DH2] = o[C_DH1] + nc * nt
+    o[C_TH] = o[C_DH2] + nc * nt
+    o[C_DTH] = o[C_TH] + nt
+    o[C_R2] = o[C_DTH] + nt
     o[C_P2] = o[C_R2] + 9 * nf
     o[C_S2] = o[C_P2] + 3 * nf
-    o[C_K] = o[C_S2] + 6 * nq
+    o[C_K] = o[C_S2] + 6 * nt
     o[C_RHS] = o[C_K] + (nd + nc) * (nd + nc)
     o[C_END] = o[C_RHS] + nd + nc
     return o
@@ -86,25 +91,26 @@ def con_layout(I, nc):
 def kernel_scratch(I, W, o):
     """The kernel's output and scratch arrays in W: ``(R, P, S, V, Vp, Ic, h, G, Lq, Lv, M,
     Lvq, Lqq, su, sw, sz, sg, tmp)`` (shapes as in :func:`kernel.first_order_into` and
-    :func:`kernel.second_order_into`)."""
-    nf, nq = I[_NF], I[_NQ]
+    :func:`kernel.second_order_into`, over the nt joint coordinates; Lq, Lv, M, Lvq, Lqq
+    hold the configs' values in their leading nq entries once folded)."""
+    nf, nt = I[_NF], I[_NT]
     return (W[o[W_R]:o[W_P]].reshape((nf, 3, 3)),
             W[o[W_P]:o[W_S]].reshape((nf, 3)),
-            W[o[W_S]:o[W_VSP]].reshape((nq, 6)),
-            W[o[W_VSP]:o[W_VP]].reshape((nq, 6)),
-            W[o[W_VP]:o[W_IC]].reshape((nq, 6)),
-            W[o[W_IC]:o[W_H]].reshape((nq, 6, 6)),
-            W[o[W_H]:o[W_G]].reshape((nq, 6)),
+            W[o[W_S]:o[W_VSP]].reshape((nt, 6)),
+            W[o[W_VSP]:o[W_VP]].reshape((nt, 6)),
+            W[o[W_VP]:o[W_IC]].reshape((nt, 6)),
+            W[o[W_IC]:o[W_H]].reshape((nt, 6, 6)),
+            W[o[W_H]:o[W_G]].reshape((nt, 6)),
             W[o[W_G]:o[W_LQ]].reshape((6, 6)),
             W[o[W_LQ]:o[W_LV]],
             W[o[W_LV]:o[W_M]],
-            W[o[W_M]:o[W_LVQ]].reshape((nq, nq)),
-            W[o[W_LVQ]:o[W_LQQ]].reshape((nq, nq)),
-            W[o[W_LQQ]:o[W_SU]].reshape((nq, nq)),
-            W[o[W_SU]:o[W_SW]].reshape((nq, 6)),
-            W[o[W_SW]:o[W_SZ]].reshape((nq, 6)),
-            W[o[W_SZ]:o[W_SG]].reshape((nq, 6)),
-            W[o[W_SG]:o[W_TMP]].reshape((nq, 6)),
+            W[o[W_M]:o[W_LVQ]].reshape((nt, nt)),
+            W[o[W_LVQ]:o[W_LQQ]].reshape((nt, nt)),
+            W[o[W_LQQ]:o[W_SU]].reshape((nt, nt)),
+            W[o[W_SU]:o[W_SW]].reshape((nt, 6)),
+            W[o[W_SW]:o[W_SZ]].reshape((nt, 6)),
+            W[o[W_SZ]:o[W_SG]].reshape((nt, 6)),
+            W[o[W_SG]:o[W_TMP]].reshape((nt, 6)),
             W[o[W_TMP]:o[W_J]].reshape((3, 6)))
 
 
@@ -112,7 +118,8 @@ def kernel_scratch(I, W, o):
 def step_views(I, W, o):
     """The step's state and work arrays in W: ``(q1, p1, u1, k2, hist, hist_t, q2, p2, qm, v,
     J, r, force, dlt, vel, Md, zero)``.  ``q1, p1`` are the integrator's current state (the
-    step starts there), ``u1, k2`` the step's inputs, ``q2, p2`` its result."""
+    step starts there), ``u1, k2`` the step's inputs, ``q2, p2`` its result; the midpoint
+    ``qm, v`` and ``zero`` span the nt joint coordinates (configs first)."""
     nq, nd = I[_NQ], I[_ND]
     return (W[o[W_Q2]:o[W_P2]],
             W[o[W_P2]:o[W_U1]],
@@ -176,7 +183,8 @@ def predict(model, ks, st, dt, nhist):
     configurations (binomial weights) or, with less history, by a momentum step
     q1 + dt M(q1)^-1 p1."""
     (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
-     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = model
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
+     mim_off) = model
     (R, P, S, V, Vp, Ic, h, G, Lq, Lv, M, Lvq, Lqq, su, sw, sz, sg, tmp) = ks
     (q1, p1, u1, k2, hist, hist_t, q2, p2, qm, v, J, r, force, dlt, vel, Md, zero) = st
     nq, nd = q1.shape[0], p1.shape[0]
@@ -196,12 +204,14 @@ def predict(model, ks, st, dt, nhist):
                 acc += w * hist[HISTORY - 1 - j, i]
             q2[i] = acc
     elif nd > 0:
-        for i in range(nq):
+        for i in range(zero.shape[0]):
             zero[i] = 0.0
+        kernel.expand_into(q1, zero[:nq], mim_lead, mim_mult, mim_off, qm, zero)
         first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames,
-                         fjoint, cframe, cparent, corder, gvec, q1, zero, R, P, S, V, Vp, Ic,
+                         fjoint, cframe, cparent, corder, gvec, qm, zero, R, P, S, V, Vp, Ic,
                          h, G, Lq, Lv)
         second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
+        kernel.fold_matrix(M, nq, mim_lead, mim_mult)
         ok = True
         for i in range(nd):
             vel[i] = p1[i]
@@ -228,16 +238,20 @@ def del_residual(model, ks, st, dt):
     against which the rounding floor of the root is measured.
     """
     (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
-     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = model
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
+     mim_off) = model
     (R, P, S, V, Vp, Ic, h, G, Lq, Lv, M, Lvq, Lqq, su, sw, sz, sg, tmp) = ks
     (q1, p1, u1, k2, hist, hist_t, q2, p2, qm, v, J, r, force, dlt, vel, Md, zero) = st
     nq, nd, nu = q1.shape[0], p1.shape[0], u1.shape[0]
     for i in range(nq):
         qm[i] = q1[i] + 0.5 * dlt[i]
         v[i] = dlt[i] / dt
+    kernel.expand_into(qm[:nq], v[:nq], mim_lead, mim_mult, mim_off, qm, v)
     first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames,
                      fjoint, cframe, cparent, corder, gvec, qm, v, R, P, S, V, Vp, Ic, h, G,
                      Lq, Lv)
+    kernel.fold_vector(Lq, nq, mim_lead, mim_mult)
+    kernel.fold_vector(Lv, nq, mim_lead, mim_mult)
     for j in range(sp_idx.shape[0]):
         Lq[sp_idx[j]] -= sp_k[j] * (qm[sp_idx[j]] - sp_q0[j])
     scale = 0.0
@@ -259,11 +273,15 @@ def del_jacobian(model, ks, st, dt):
     :func:`del_residual` left in place.  Returns False when a dynamic config moves no mass
     (a zero diagonal of M: the step is singular)."""
     (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
-     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = model
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
+     mim_off) = model
     (R, P, S, V, Vp, Ic, h, G, Lq, Lv, M, Lvq, Lqq, su, sw, sz, sg, tmp) = ks
     J = st[10]
-    nd = J.shape[0]
+    nq, nd = st[0].shape[0], J.shape[0]
     second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
+    kernel.fold_matrix(M, nq, mim_lead, mim_mult)
+    kernel.fold_matrix(Lvq, nq, mim_lead, mim_mult)
+    kernel.fold_matrix(Lqq, nq, mim_lead, mim_mult)
     for j in range(sp_idx.shape[0]):
         Lqq[sp_idx[j], sp_idx[j]] -= sp_k[j]
     for a in range(nd):
@@ -309,13 +327,14 @@ def step_constrained_packed(I, F, W, CI, CF, CW):
     """One constrained VI step from the packed state; results in W (q2, p2, qm, v), CW
     (lambda1) and I's header (status, iterations; W holds the residual norm)."""
     o = _layout(I)
-    nq, nd = I[_NQ], I[_ND]
+    nq, nd, nt = I[_NQ], I[_ND], I[_NT]
     nc = CI.shape[0]
     n = nd + nc
     c = con_layout(I, nc)
     model = _model_views(I, F, o)
     (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
-     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = model
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
+     mim_off) = model
     ks = kernel_scratch(I, W, o)
     Lq = ks[8]
     st = step_views(I, W, o)
@@ -325,11 +344,13 @@ def step_constrained_packed(I, F, W, CI, CF, CW):
     lam = CW[c[C_LAM]:c[C_LAMN]]
     lamn = CW[c[C_LAMN]:c[C_H2]]
     h2 = CW[c[C_H2]:c[C_DH1]]
-    Dh1 = CW[c[C_DH1]:c[C_DH2]].reshape((nc, nq))
-    Dh2 = CW[c[C_DH2]:c[C_R2]].reshape((nc, nq))
+    Dh1 = CW[c[C_DH1]:c[C_DH2]].reshape((nc, nt))
+    Dh2 = CW[c[C_DH2]:c[C_TH]].reshape((nc, nt))
+    th = CW[c[C_TH]:c[C_DTH]]
+    dth = CW[c[C_DTH]:c[C_R2]]
     R2 = CW[c[C_R2]:c[C_P2]].reshape((I[_NF], 3, 3))
     P2 = CW[c[C_P2]:c[C_S2]].reshape((I[_NF], 3))
-    S2 = CW[c[C_S2]:c[C_K]].reshape((nq, 6))
+    S2 = CW[c[C_S2]:c[C_K]].reshape((nt, 6))
     K = CW[c[C_K]:c[C_RHS]].reshape((n, n))
     rhs = CW[c[C_RHS]:c[C_END]]
     if not inputs_finite(st):
@@ -341,9 +362,11 @@ def step_constrained_packed(I, F, W, CI, CF, CW):
 
     # Dh(q1): fixed during the step (the constraint force acts through the start's
     # configuration, as in the general path)
-    forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, q1, R2, P2)
+    kernel.expand_into(q1, q1, mim_lead, mim_mult, mim_off, th, dth)
+    forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, th, R2, P2)
     joint_twists_into(kind, cframe, corder, R2, P2, S2)
-    constraint_jacobian_into(CI, CF, fjoint, cparent, R2, P2, S2, q1, Dh1)
+    constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2, th,
+                             Dh1)
     for k in range(nc):
         lamn[k] = lam[k]
     it = 0
@@ -362,8 +385,9 @@ def step_constrained_packed(I, F, W, CI, CF, CW):
         rnorm = np.sqrt(acc)
         for i in range(nq):
             q2[i] = q1[i] + dlt[i]
-        forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, q2, R2, P2)
-        constraint_values_into(CI, CF, R2, P2, q2, h2)
+        kernel.expand_into(q2, q2, mim_lead, mim_mult, mim_off, th, dth)
+        forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, th, R2, P2)
+        constraint_values_into(CI, CF, R2, P2, th, h2)
         finite = np.isfinite(rnorm)
         satisfied = True
         for k in range(nc):
@@ -394,7 +418,8 @@ def step_constrained_packed(I, F, W, CI, CF, CW):
             status = SINGULAR
             break
         joint_twists_into(kind, cframe, corder, R2, P2, S2)
-        constraint_jacobian_into(CI, CF, fjoint, cparent, R2, P2, S2, q2, Dh2)
+        constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2,
+                                 th, Dh2)
         for a in range(nd):
             for b in range(nd):
                 K[a, b] = J[a, b]

@@ -357,7 +357,8 @@ class MidpointVI:
         """Advance to time t2 [s] with input u1 (nu,) and kinematic configs k2 (nQk,).
 
         The current state becomes the previous one; the new (q2, p2, lambda1) solve the
-        DEL.  Returns the number of Newton iterations.  Raises ``ConvergenceError`` (and
+        DEL.  ``lambda1_hint`` (nc,) and ``q2_hint`` (nQ,) seed Newton's method (a q2 hint
+        runs the step on the general path).  Returns the number of Newton iterations.  Raises ``ConvergenceError`` (and
         leaves the integrator's state unchanged) if the root solver fails, ``ValueError``
         for wrong sizes, non-finite values or a t2 that is not later than the current time.
         """
@@ -366,7 +367,9 @@ class MidpointVI:
             raise ValueError('step: t2 = %r must be later than the current time %r'
                              % (t2, self._t2))
         fast = self._fast
-        if fast is not None and q2_hint is None and lambda1_hint is None:
+        if fast is not None and q2_hint is None:
+            hint = None if lambda1_hint is None else _vector(lambda1_hint, self.nc,
+                                                             'lambda1_hint')
             # cheap size checks first (np.shape would cost microseconds on this path)
             for value, target, what in ((u1, fast.u_in, 'u1'), (k2, fast.k_in, 'k2')):
                 n = _flat_length(value)
@@ -378,6 +381,11 @@ class MidpointVI:
                     except (ValueError, TypeError):
                         _sized(value, target.shape[0], what)
                         raise
+            previous_lambda = None
+            if hint is not None:
+                # the compiled step starts Newton from the multipliers in its state
+                previous_lambda = self._lambda1.copy()
+                self._lambda1[:] = hint
             t1 = self._t2
             status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
             if status in (fast_step.NOT_CONVERGED, fast_step.NOT_FINITE):
@@ -386,6 +394,8 @@ class MidpointVI:
                 fast.reset_history([self._t2], [self._q2.copy()])
                 status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
             if status != fast_step.OK:
+                if previous_lambda is not None:
+                    self._lambda1[:] = previous_lambda
                 self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
             self._t1, self._t2 = t1, t2
             self._deriv1 = None

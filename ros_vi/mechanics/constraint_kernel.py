@@ -3,8 +3,10 @@
 The built-in constraints (``Distance``, ``PointToPoint`` and its 1D/2D/3D forms,
 ``PointOnPlane``, ``Mimic``) are packed into two flat arrays by :func:`pack_constraints`, so
 a compiled step can evaluate ``h (nc,)`` and ``Dh (nc, nq)`` from the kernel's kinematics
-(world ``R (nf, 3, 3)``, ``P (nf, 3)``, config twists ``S (nq, 6)``, see
-:mod:`ros_vi.mechanics.kernel`) without touching a Python object.
+(world ``R (nf, 3, 3)``, ``P (nf, 3)``, joint-coordinate twists ``S (nt, 6)``, see
+:mod:`ros_vi.mechanics.kernel`) without touching a Python object.  Like the kernels they run
+on the joint coordinates ``theta (nt,)`` (the configs first, then one per mimic frame; see
+:mod:`ros_vi.mechanics.model`) and fold the Jacobian onto the configs.
 
 Packed layout: one row per constraint, in ``System.constraints`` order.
 
@@ -26,6 +28,9 @@ Definitions (p_f the world origin of frame f, R_f its rotation; the same as the 
     PLANE     h = (p_a - p_b) . (R_a n)
     MIMIC     h = q[a] - c0 q[b] - c1
 
+(indices into q are config indices, so ``theta`` can stand for ``q``: its first nq entries
+are the configs).
+
 Jacobian: every frame-tree constraint depends on q only through the origin of its two
 frames and (PLANE) a direction fixed in frame a.  For a scalar ``h(p_a, x_a, p_b)`` with
 gradients ``g_a = dh/dp_a``, ``g_x = dh/dx_a``, ``g_b = dh/dp_b`` and a config c that moves
@@ -38,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from .constraints import Distance, Mimic, PointOnPlane, PointToPoint, PointToPoint1D
+from .kernel import fold_vector
 
 DISTANCE, POINT, PLANE, MIMIC = 0, 1, 2, 3
 NCI = 4      # columns of CI
@@ -47,7 +53,8 @@ CF_TOL = 3   # column of CF holding the tolerance
 
 @njit(cache=True)
 def _wrench_on_chain(S, fjoint, cparent, frame, m0, m1, m2, f0, f1, f2, sign, row):
-    """``row[c] += sign * S_c . (m, f)`` for every config c that moves ``frame``."""
+    """``row[c] += sign * S_c . (m, f)`` for every joint coordinate c that moves
+    ``frame``."""
     c = fjoint[frame]
     while c >= 0:
         row[c] += sign * (S[c, 0] * m0 + S[c, 1] * m1 + S[c, 2] * m2
@@ -57,7 +64,8 @@ def _wrench_on_chain(S, fjoint, cparent, frame, m0, m1, m2, f0, f1, f2, sign, ro
 
 @njit(cache=True)
 def constraint_values_into(CI, CF, R, P, q, h):
-    """``h (nc,)`` of the packed constraints at the kinematics ``R, P`` of ``q``, in place."""
+    """``h (nc,)`` of the packed constraints at the kinematics ``R, P`` of configs ``q``
+    (or of joint coordinates ``theta``), in place."""
     for i in range(CI.shape[0]):
         kind, a, b, aux = CI[i, 0], CI[i, 1], CI[i, 2], CI[i, 3]
         if kind == MIMIC:
@@ -80,9 +88,16 @@ def constraint_values_into(CI, CF, R, P, q, h):
 
 
 @njit(cache=True)
-def constraint_jacobian_into(CI, CF, fjoint, cparent, R, P, S, q, Dh):
-    """``Dh (nc, nq)`` of the packed constraints at the kinematics ``R, P, S`` of ``q``
-    (``fjoint``, ``cparent``: the Model's arrays), written in place."""
+def constraint_jacobian_into(CI, CF, fjoint, cparent, leader, multiplier, R, P, S, q, Dh):
+    """``Dh`` of the packed constraints at the kinematics ``R, P, S`` of configs ``q`` (or
+    of joint coordinates ``theta``), written in place.
+
+    ``Dh (nc, nt)`` is filled over joint coordinates and folded onto the configs: on return
+    ``Dh[:, :nq]`` (nq = nt - len(leader)) is the Jacobian with respect to q.  ``fjoint``,
+    ``cparent``, ``leader``, ``multiplier``: the Model's arrays (``mimic_leader``,
+    ``mimic_multiplier``; empty without mimic frames, then nt = nq).
+    """
+    nq = Dh.shape[1] - leader.shape[0]
     for i in range(CI.shape[0]):
         row = Dh[i]
         for c in range(row.shape[0]):
@@ -120,6 +135,7 @@ def constraint_jacobian_into(CI, CF, fjoint, cparent, R, P, S, q, Dh):
         _wrench_on_chain(S, fjoint, cparent, b,
                          pb1 * g2 - pb2 * g1, pb2 * g0 - pb0 * g2, pb0 * g1 - pb1 * g0,
                          g0, g1, g2, -1.0, row)
+        fold_vector(row, nq, leader, multiplier)
 
 
 def pack_constraints(system):
