@@ -32,7 +32,7 @@ kernel ``fast_step.step_packed(I, F, W)`` on the same packed arrays), and the gr
 cost with the number of joints (spatial chains of 2..64 revolute joints, exponent fitted).
 
     python benchmarks/bench_vs_mujoco.py [--seconds 10] [--robots arm7 humanoid44 ...]
-        [--sweep 2 4 8 16 32 64] [--sweep-steps 300] [--floor-calls 3000] [--no-sweep]
+        [--sweep 2 4 8 16 32 64] [--sweep-steps 500] [--floor-calls 3000] [--no-sweep]
 
 MuJoCo and Pinocchio are benchmark-only extras (requirements-bench.txt); an engine that is
 not installed is reported as such.
@@ -40,6 +40,7 @@ not installed is reported as such.
 import argparse
 import inspect
 import os
+import re
 import sys
 import time
 import warnings
@@ -64,6 +65,7 @@ except ImportError:
     pin = None
 
 DT = 1e-3
+MJ_WARNINGS = {}                  # MuJoCo's warning texts -> count (printed at the end)
 TOLERANCE = 1e-10
 MJ_INTEGRATORS = ('Euler', 'RK4', 'implicitfast')
 PIN_BAUMGARTE = (400.0, 40.0)     # Kp [1/s^2], Kd [1/s] of Pinocchio's loop closure
@@ -186,6 +188,7 @@ class RosVI:
         self.order = robot.joints if self.mimic_configs else robot.independent
         self.index = np.array([s.get_config(n).index for n in self.order])
         self.mvi = MidpointVI(s, tolerance=TOLERANCE)
+        self.exact_mimic = not robot.closed and not self.mimic_configs   # no config to drift
         self.u = np.zeros(s.nu)
         self.data = s.model.create_data()
         self.iterations = 0
@@ -195,7 +198,7 @@ class RosVI:
     def note(self):
         if not self.robot.mimics:
             return ''
-        return ('mimic as %d constraints' % len(self.robot.mimics) if self.mimic_configs
+        return ('mimic held by Mimic constraints' if self.mimic_configs
                 else 'mimic reduced')
 
     def _system_q(self, q_ind):
@@ -237,7 +240,7 @@ class RosVI:
         return q if self.mimic_configs else self.robot.full(q)
 
     def energy(self):
-        """T + V [J] of (q2, p2): velocities from the Legendre transform, tangent to the
+        """(T, V) [J] of (q2, p2): velocities from the Legendre transform, tangent to the
         constraints (M v = p2 + Dh^T mu, Dh v = 0)."""
         s, data = self.system, self.data
         q, p = self.mvi.q2, self.mvi.p2
@@ -253,7 +256,7 @@ class RosVI:
             else:
                 v = np.linalg.solve(M, p)
             data.set(q, v)
-            return s.total_energy()
+            return s.kinetic_energy(), s.potential_energy()
 
 
 class MuJoCo:
@@ -290,6 +293,7 @@ class MuJoCo:
         if min(ids) < 0:
             raise ValueError('MuJoCo model lacks joints %s'
                              % [n for n, i in zip(robot.joints, ids) if i < 0])
+        self.exact_mimic = False                  # soft equality constraints
         self.qadr = model.jnt_qposadr[ids]
         self.vadr = model.jnt_dofadr[ids]
         self.note = ('%d joint equalities' % model.neq if robot.mimics
@@ -330,7 +334,7 @@ class MuJoCo:
         m.opt.enableflags |= on          # only for this evaluation: steps are timed without
         mujoco.mj_forward(m, d)
         m.opt.enableflags &= ~on
-        return float(d.energy[0] + d.energy[1])
+        return float(d.energy[1]), float(d.energy[0])
 
 
 class Pinocchio:
@@ -374,6 +378,7 @@ class Pinocchio:
             self.full_slots = self._slots(self.full_model, robot.joints)
         self.tau = np.zeros(self.model.nv)
         self.note = self.method
+        self.exact_mimic = bool(robot.mimics)     # the mimic model has no mimic coordinates
         self.time = 0.0
 
     @staticmethod
@@ -420,11 +425,14 @@ class Pinocchio:
                 q = integrate(m, q, DT * v)
         elif self.full_model is not None:
             crba, nle, solve = pin.crba, pin.nonLinearEffects, np.linalg.solve
-            for _ in range(n):
-                M = crba(m, d, q)
-                M = np.triu(M) + np.triu(M, 1).T
-                v = v + DT * solve(M, tau - nle(m, d, q, v))
-                q = integrate(m, q, DT * v)
+            try:
+                for _ in range(n):
+                    M = crba(m, d, q)
+                    M = np.triu(M) + np.triu(M, 1).T
+                    v = v + DT * solve(M, tau - nle(m, d, q, v))
+                    q = integrate(m, q, DT * v)
+            except np.linalg.LinAlgError as exc:      # a non-finite state
+                raise Diverged(str(exc)) from None
         else:
             aba = pin.aba
             for _ in range(n):
@@ -455,7 +463,8 @@ class Pinocchio:
             v = np.zeros(m.nv)
             for (_, _, iv), x in zip(self.full_slots, v_full):
                 v[iv] = x
-        return float(pin.computeKineticEnergy(m, d, q, v) + pin.computePotentialEnergy(m, d, q))
+        return (float(pin.computeKineticEnergy(m, d, q, v)),
+                float(pin.computePotentialEnergy(m, d, q)))
 
 
 def make_engines(robot):
@@ -489,31 +498,41 @@ def make_engines(robot):
 def simulate(engine, robot, seconds, block):
     """Run ``seconds`` of simulated time from robot.q0 at rest in blocks of ``block`` steps.
 
-    Returns a dict: us (median µs per step over blocks), dE_end, dE_max [J], violation (max
-    constraint residual), diverged (time [s] or None)."""
+    Returns a dict: us (median µs per step over blocks), dE_end, dE_max [J] (|E - E(0)|
+    after the run and its maximum, sampled after every block), T_max [J] (the largest
+    kinetic energy sampled), violation (max constraint residual), diverged (the end time
+    [s] of the block in which the state stopped being finite, or None)."""
     engine.reset(robot.q0)
     engine.run_block(min(block, 20))            # warm-up (compiled kernels, caches)
     engine.reset(robot.q0)
-    E0 = engine.energy()
+    E0 = sum(engine.energy())
     nblocks = max(1, int(round(seconds / DT)) // block)
-    times, dE_max, viol, dE = [], 0.0, robot.violation(engine.q_full()), 0.0
+    out = dict(us=np.nan, diverged=None, dE_end=np.nan, dE_max=0.0, T_max=0.0,
+               violation=robot.violation(engine.q_full()))
+    times = []
     clock = time.perf_counter
     for _ in range(nblocks):
+        start = engine.t
         t0 = clock()
         try:
             engine.run_block(block)
         except Diverged:
-            return dict(us=_median_us(times, block), diverged=engine.t + block * DT,
-                        dE_end=np.nan, dE_max=np.nan, violation=viol, E0=E0)
+            out['diverged'] = start + block * DT
+            break
         times.append(clock() - t0)
-        dE = abs(engine.energy() - E0)
+        T, V = engine.energy()
+        dE = abs(T + V - E0)
         if not np.isfinite(dE):
-            return dict(us=_median_us(times, block), diverged=engine.t, dE_end=np.nan,
-                        dE_max=np.nan, violation=viol, E0=E0)
-        dE_max = max(dE_max, dE)
-        viol = max(viol, robot.violation(engine.q_full()))
-    return dict(us=_median_us(times, block), diverged=None, dE_end=dE, dE_max=dE_max,
-                violation=viol, E0=E0)
+            out['diverged'] = engine.t
+            break
+        out['dE_end'] = dE
+        out['dE_max'] = max(out['dE_max'], dE)
+        out['T_max'] = max(out['T_max'], T)
+        out['violation'] = max(out['violation'], robot.violation(engine.q_full()))
+    if out['diverged'] is not None:
+        out['dE_end'] = out['dE_max'] = np.nan
+    out['us'] = _median_us(times, block)
+    return out
 
 
 def _median_us(times, block):
@@ -544,9 +563,9 @@ def potential_check(robot, engines):
         if isinstance(eng, str):
             continue
         eng.reset(np.zeros_like(robot.q0))
-        V0 = eng.energy()
+        V0 = sum(eng.energy())
         eng.reset(robot.q0)
-        dV[label] = eng.energy() - V0
+        dV[label] = sum(eng.energy()) - V0
     return max(abs(x - dV['ros_vi']) for x in dV.values())
 
 
@@ -593,9 +612,10 @@ def call_floor(robot, calls, block=100):
 
 
 def sweep(sizes, steps):
-    """{engine label: [µs per step for each n]} on spatial chains of n revolute joints."""
+    """``(times, iterations)``: {engine label: [µs per step for each n]} on spatial chains of
+    n revolute joints (median over 10 blocks), and ros_vi's Newton iterations per step."""
     block = max(10, steps // 10)
-    rows = {}
+    rows, iterations = {}, []
     for n in sizes:
         robot = urdf_robot('chain%d' % n, R.chain_urdf(n))
         for label, eng in make_engines(robot):
@@ -616,7 +636,9 @@ def sweep(sizes, steps):
                     break
                 times.append(time.perf_counter() - t0)
             rows.setdefault(label, []).append(_median_us(times, block))
-    return rows
+            if isinstance(eng, RosVI):
+                iterations.append(eng.iterations / max(1, eng.k))
+    return rows, iterations
 
 
 # ---------------------------------------------------------------------- output
@@ -648,10 +670,16 @@ def main(argv=None):
                     help='calls per variant for the Python call floor')
     ap.add_argument('--sweep', type=int, nargs='+', default=[2, 4, 8, 16, 32, 64],
                     help='chain sizes (joints) for the cost growth')
-    ap.add_argument('--sweep-steps', type=int, default=300)
+    ap.add_argument('--sweep-steps', type=int, default=500)
     ap.add_argument('--no-sweep', action='store_true')
     args = ap.parse_args(argv)
 
+    if mujoco is not None:
+        # count MuJoCo's warnings (solver line search, instabilities) instead of printing each
+        def count(msg):
+            key = re.sub(r'\d+(\.\d+)?', '#', msg.strip())
+            MJ_WARNINGS[key] = MJ_WARNINGS.get(key, 0) + 1
+        mujoco.set_mju_user_warning(count)
     print('# ros_vi vs MuJoCo vs Pinocchio')
     print('dt = %g s, %g s simulated per run, gravity %s, no contacts/limits/damping; '
           'MuJoCo %s, Pinocchio %s' % (DT, args.seconds, R.GRAVITY,
@@ -665,11 +693,22 @@ def main(argv=None):
         spread = potential_check(robot, engines)
         res = {}
         for label, eng in engines:
-            res[label] = eng if isinstance(eng, str) else simulate(eng, robot, args.seconds,
-                                                                   args.block)
+            if isinstance(eng, str):
+                res[label] = eng
+                continue
+            try:
+                res[label] = simulate(eng, robot, args.seconds, args.block)
+            except Exception as exc:        # report it in the table, go on with the others
+                res[label] = 'error: %s: %s' % (type(exc).__name__, str(exc).splitlines()[0])
+            r = res[label]
+            print('  %s / %s: %s' % (robot.name, label, r if isinstance(r, str) else
+                                     '%.1f us/step, dE %.2e J%s' % (
+                                         r['us'], r['dE_end'],
+                                         '' if r['diverged'] is None else
+                                         ', diverged at %.2f s' % r['diverged'])),
+                  file=sys.stderr, flush=True)
         summary.append((robot, dev, scale, spread, engines))
         results.append((robot, res, engines))
-        print('  done: %s' % robot.name, file=sys.stderr)
 
     print('\n## Models and agreement\n')
     print('| robot | DOF | ros_vi form (compiled) | max abs dM: MuJoCo | Pinocchio '
@@ -690,14 +729,14 @@ def main(argv=None):
 
     print('\n## Speed and energy (%g s from rest, dt = 1 ms)\n' % args.seconds)
     print('| robot | engine | µs/step | steps/s | ros_vi / engine | Newton it/step '
-          '| abs dE at end [J] | max abs dE [J] | max violation |')
-    print('|---|---|---|---|---|---|---|---|---|')
+          '| abs dE at end [J] | max abs dE [J] | max T [J] | max violation |')
+    print('|---|---|---|---|---|---|---|---|---|---|')
     for robot, res, engines in results:
-        ros_us = res['ros_vi']['us']
+        ros_us = res['ros_vi']['us'] if isinstance(res['ros_vi'], dict) else np.nan
         for label, eng in engines:
             r = res[label]
             if isinstance(r, str):
-                print('| %s | %s | %s | | | | | | |' % (robot.name, label, r))
+                print('| %s | %s | %s | | | | | | | |' % (robot.name, label, r))
                 continue
             energy = (_fmt(r['dE_end'], '%.2e'), _fmt(r['dE_max'], '%.2e'))
             if r['diverged'] is not None:
@@ -705,10 +744,12 @@ def main(argv=None):
             ratio = '-' if label == 'ros_vi' else _fmt(ros_us / r['us'], '%.2f')
             iters = (_fmt(eng.iterations / max(1, eng.k), '%.2f') if isinstance(eng, RosVI)
                      else '-')
-            viol = _fmt(r['violation'], '%.1e') if (robot.mimics or robot.closed) else '-'
-            print('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            viol = '-'
+            if robot.closed or robot.mimics:
+                viol = 'exact' if eng.exact_mimic else _fmt(r['violation'], '%.1e')
+            print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
                 robot.name, label, _fmt(r['us'], '%.1f'), _fmt(1e6 / r['us'], '%.0f'),
-                ratio, iters, energy[0], energy[1], viol))
+                ratio, iters, energy[0], energy[1], _fmt(r['T_max'], '%.3g'), viol))
 
     print('\n## Python call floor of MidpointVI.step (compiled robots)\n')
     print('| robot | mvi.step µs | step_packed(I, F, W) µs | Python floor µs '
@@ -724,13 +765,14 @@ def main(argv=None):
 
     if not args.no_sweep:
         sizes = args.sweep
-        rows = sweep(sizes, args.sweep_steps)
+        rows, iterations = sweep(sizes, args.sweep_steps)
         print('\n## Cost growth on spatial chains of n revolute joints (µs/step)\n')
         labels = list(rows)
-        print('| n | %s |' % ' | '.join(labels))
-        print('|---|%s' % ('---|' * len(labels)))
+        print('| n | %s | ros_vi Newton it/step |' % ' | '.join(labels))
+        print('|---|%s---|' % ('---|' * len(labels)))
         for i, n in enumerate(sizes):
-            print('| %d | %s |' % (n, ' | '.join(_fmt(rows[l][i], '%.1f') for l in labels)))
+            print('| %d | %s | %.2f |' % (n, ' | '.join(_fmt(rows[l][i], '%.1f') for l in labels),
+                                         iterations[i]))
         fits = []
         for l in labels:
             t = np.array(rows[l])
@@ -742,6 +784,9 @@ def main(argv=None):
                     fits.append('%s n>=%d: %.2f' % (l, lo, slope))
         print('\nfitted exponent (time ~ n^k): ' + '; '.join(fits))
 
+    if MJ_WARNINGS:
+        print('\nMuJoCo warnings (numbers replaced by #): '
+              + '; '.join('%r x %d' % (m, n) for m, n in MJ_WARNINGS.items()))
     print(LEGEND % dict(configs=args.configs, block=args.block))
     return 0
 

@@ -3,7 +3,7 @@
 Every robot here is described once and given to each engine in the form it reads:
 
 * the shipped URDFs (``urdf/*.urdf``), read by :func:`shipped`;
-* :func:`arm7_gripper`: ``urdf/arm7.urdf`` with a parallel gripper whose right finger is a
+* :func:`arm7_gripper`: ``urdf/arm7.urdf`` with a parallel-jaw gripper whose right jaw is a
   ``<mimic>`` of the left one (8 DOF, 1 mimic joint: 9 moving joints);
 * :func:`humanoid44`: a fixed-pelvis humanoid tree of 44 moving joints, 12 of which are
   ``<mimic>`` finger joints (one grip joint drives the six other finger joints of each hand):
@@ -161,23 +161,24 @@ def _body(rng, mass, radius, com=(0.0, 0.0, 0.0)):
 
 
 def arm7_gripper():
-    """``urdf/arm7.urdf`` + a parallel gripper on its tool link: a palm (fixed), a left finger
-    (prismatic, 0..0.04 m along the palm's +y) and a right finger along -y that is a
-    ``<mimic>`` of the left one (multiplier 1): 8 independent DOF, 9 moving joints."""
+    """``urdf/arm7.urdf`` + a parallel-jaw gripper on its tool link: a palm (fixed) and two
+    jaws on revolute knuckles (0..0.6 rad about the palm's x axis, mirror images); the right
+    knuckle is a ``<mimic>`` of the left one (multiplier 1): 8 independent DOF, 9 moving
+    joints.  Revolute jaws stay bounded with the joint limits off (a prismatic finger would
+    be flung out along its axis by the arm's swing)."""
     root = ET.fromstring(shipped('arm7'))
     root.set('name', 'arm7_gripper')
-    finger_I = (2e-5, 0.0, 0.0, 2e-5, 0.0, 5e-6)
-    lim = (0.0, 0.04, 100.0, 0.2)
+    jaw_I = (6e-5, 0.0, 0.0, 6e-5, 0.0, 5e-6)
+    lim = (0.0, 0.6, 10.0, 2.0)
     items = [
         link('gripper_palm', inertial(0.4, (0, 0, 0.02), I=(4e-4, 0, 0, 3e-4, 0, 5e-4))),
         joint('palm_fixed', 'fixed', 'tool', 'gripper_palm', (0, 0, 0.06)),
-        link('finger_left', inertial(0.05, (0, 0.01, 0.03), I=finger_I)),
-        joint('finger_left_joint', 'prismatic', 'gripper_palm', 'finger_left', (0, 0.01, 0.04),
-              axis=(0, 1, 0), limit=lim),
-        link('finger_right', inertial(0.05, (0, -0.01, 0.03), I=finger_I)),
-        joint('finger_right_joint', 'prismatic', 'gripper_palm', 'finger_right',
-              (0, -0.01, 0.04), axis=(0, -1, 0), limit=lim,
-              mimic=('finger_left_joint', 1.0, 0.0)),
+        link('jaw_left', inertial(0.05, (0, -0.005, 0.04), I=jaw_I)),
+        joint('jaw_left_joint', 'revolute', 'gripper_palm', 'jaw_left', (0, 0.02, 0.04),
+              axis=(1, 0, 0), limit=lim),
+        link('jaw_right', inertial(0.05, (0, 0.005, 0.04), I=jaw_I)),
+        joint('jaw_right_joint', 'revolute', 'gripper_palm', 'jaw_right', (0, -0.02, 0.04),
+              axis=(-1, 0, 0), limit=lim, mimic=('jaw_left_joint', 1.0, 0.0)),
     ]
     for item in items:
         root.append(ET.fromstring(item))

@@ -84,9 +84,19 @@ def test_mimic_robots_structure_in_both_formulations(make, n_moving, n_mimic):
     assert np.all(np.linalg.eigvalsh(M_red) > 0)
 
 
-def test_arm7_gripper_right_finger_mirrors_the_left():
-    mimics = R.mimic_table(R.arm7_gripper())
-    assert mimics == {'finger_right_joint': ('finger_left_joint', 1.0, 0.0)}
+def test_arm7_gripper_right_jaw_mirrors_the_left():
+    text = R.arm7_gripper()
+    assert R.mimic_table(text) == {'jaw_right_joint': ('jaw_left_joint', 1.0, 0.0)}
+    assert R.moving_joints(text)[:7] == ['joint_%d' % k for k in range(1, 8)]
+    # mirror images: the jaws' centres of mass stay symmetric about the palm's x-z plane
+    system = import_urdf(R.benchmark_urdf(text))
+    system.get_config('jaw_left_joint').q = 0.4
+    left, right = (system.get_frame(n + '::inertial').p()[:3] for n in ('jaw_left', 'jaw_right'))
+    palm = system.get_frame('gripper_palm')
+    to_palm = np.linalg.inv(palm.g())
+    l_local, r_local = (to_palm @ np.append(p, 1.0) for p in (left, right))
+    np.testing.assert_allclose(l_local[[0, 2]], r_local[[0, 2]], atol=1e-12)
+    assert l_local[1] == pytest.approx(-r_local[1], abs=1e-12)
 
 
 def test_humanoid44_hands():
