@@ -501,7 +501,8 @@ def simulate(engine, robot, seconds, block):
     Returns a dict: us (median µs per step over blocks), dE_end, dE_max [J] (|E - E(0)|
     after the run and its maximum, sampled after every block), T_max [J] (the largest
     kinetic energy sampled), violation (max constraint residual), diverged (the end time
-    [s] of the block in which the state stopped being finite, or None)."""
+    [s] of the block in which the state stopped being finite, or None; the energies are
+    then NaN)."""
     engine.reset(robot.q0)
     engine.run_block(min(block, 20))            # warm-up (compiled kernels, caches)
     engine.reset(robot.q0)
@@ -530,7 +531,7 @@ def simulate(engine, robot, seconds, block):
         out['T_max'] = max(out['T_max'], T)
         out['violation'] = max(out['violation'], robot.violation(engine.q_full()))
     if out['diverged'] is not None:
-        out['dE_end'] = out['dE_max'] = np.nan
+        out['dE_end'] = out['dE_max'] = out['T_max'] = np.nan
     out['us'] = _median_us(times, block)
     return out
 
