@@ -573,7 +573,8 @@ def potential_check(robot, engines):
 def call_floor(robot, calls, block=100):
     """(µs per ``mvi.step`` call, µs per direct ``step_packed(I, F, W)`` call, Newton
     iterations per call of each) on two identical compiled integrators, medians over
-    interleaved blocks; None if the robot does not run compiled."""
+    interleaved blocks; None if the robot does not run compiled, a sentence if another
+    compiled stepper than ``fast_step.FastStepper`` runs it."""
     from ros_vi.integrators import fast_step
     a, b = RosVI(robot), RosVI(robot)
     if not a.mvi.compiled:
@@ -582,14 +583,20 @@ def call_floor(robot, calls, block=100):
     b.reset(robot.q0)
     # the benchmark looks inside: the packed arrays are internal to the compiled stepper
     fast = b.mvi._fast
+    if type(fast) is not fast_step.FastStepper:
+        return 'compiled by another stepper (%s)' % type(fast).__name__
     I, F, W = fast._I, fast._F, fast._W
     fast.step(0.0, DT, TOLERANCE, 200)          # fills F and the step constants in W, I
     T2, ITERS, STATUS = fast_step._T2, fast_step._ITERS, fast_step._STATUS
     kernel = fast_step.step_packed
-    a.run_block(1)
+    a.run_block(block)                          # warm-up: the first calls are slower
     a.iterations = 0
-    step_times, kernel_times, kernel_iters = [], [], 0
     t_b = DT
+    for _ in range(block):
+        t_b += DT
+        W[T2] = t_b
+        kernel(I, F, W)
+    step_times, kernel_times, kernel_iters = [], [], 0
     clock = time.perf_counter
     nblocks = max(1, calls // block)
     for _ in range(nblocks):
@@ -758,8 +765,8 @@ def main(argv=None):
     print('|---|---|---|---|---|')
     for robot in robots:
         floor = call_floor(robot, args.floor_calls)
-        if floor is None:
-            print('| %s | general path (not compiled) | | | |' % robot.name)
+        if floor is None or isinstance(floor, str):
+            print('| %s | %s | | | |' % (robot.name, floor or 'general path (not compiled)'))
         else:
             print('| %s | %.2f | %.2f | %.2f | %.2f, %.2f |' % (
                 robot.name, floor[0], floor[1], floor[0] - floor[1], floor[2], floor[3]))
