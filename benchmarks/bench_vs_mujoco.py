@@ -87,7 +87,8 @@ Legend
 - dE: |E(t) - E(0)| of T + V after the run and its maximum over the run (sampled after
   every block) [J].  max violation: max |q_m - k q_ref - c| over the mimic joints [rad, m],
   or the loop gap [m] of the four-bar.
-- Python floor: mvi.step minus the compiled kernel step_packed(I, F, W) called directly on
+- Python floor: mvi.step minus the compiled kernel step_packed(I, F, W) (with constraints
+  step_constrained_packed(I, F, W, CI, CF, CW)) called directly on
   the same packed arrays (an identical second integrator), both doing the same Newton work.
 """
 
@@ -571,11 +572,12 @@ def potential_check(robot, engines):
 
 
 def call_floor(robot, calls, block=100):
-    """(µs per ``mvi.step`` call, µs per direct ``step_packed(I, F, W)`` call, Newton
-    iterations per call of each) on two identical compiled integrators, medians over
-    interleaved blocks; None if the robot does not run compiled, a sentence if another
-    compiled stepper than ``fast_step.FastStepper`` runs it."""
-    from ros_vi.integrators import fast_step
+    """(µs per ``mvi.step`` call, µs per direct call of the compiled kernel
+    (``step_packed(I, F, W)``, or ``step_constrained_packed(I, F, W, CI, CF, CW)`` with
+    constraints), Newton iterations per call of each) on two identical compiled integrators,
+    medians over interleaved blocks; None if the robot does not run compiled, a sentence if
+    another compiled stepper than ``fast_step.FastStepper`` runs it."""
+    from ros_vi.integrators import constrained_step, fast_step
     a, b = RosVI(robot), RosVI(robot)
     if not a.mvi.compiled:
         return None
@@ -588,14 +590,19 @@ def call_floor(robot, calls, block=100):
     I, F, W = fast._I, fast._F, fast._W
     fast.step(0.0, DT, TOLERANCE, 200)          # fills F and the step constants in W, I
     T2, ITERS, STATUS = fast_step._T2, fast_step._ITERS, fast_step._STATUS
-    kernel = fast_step.step_packed
+    if fast.constrained:
+        kernel = constrained_step.step_constrained_packed
+        args = (I, F, W, fast._CI, fast._CF, fast._CW)
+    else:
+        kernel = fast_step.step_packed
+        args = (I, F, W)
     a.run_block(block)                          # warm-up: the first calls are slower
     a.iterations = 0
     t_b = DT
     for _ in range(block):
         t_b += DT
         W[T2] = t_b
-        kernel(I, F, W)
+        kernel(*args)
     step_times, kernel_times, kernel_iters = [], [], 0
     clock = time.perf_counter
     nblocks = max(1, calls // block)
@@ -608,7 +615,7 @@ def call_floor(robot, calls, block=100):
         for _ in range(block):           # what a caller must do: set t2, call, read the count
             t_b += DT
             W[T2] = t_b
-            kernel(I, F, W)
+            kernel(*args)
             it += I[ITERS]
         kernel_times.append(clock() - t0)
         if I[STATUS] != fast_step.OK:

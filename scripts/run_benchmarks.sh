@@ -26,6 +26,7 @@ PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/python -m pip install -q -r requiremen
 # short settings per script (its own CLI flags)
 declare -A SHORT=(
     [bench_vi.py]="--steps 500 --general-steps 100"
+    [bench_constrained.py]="--steps 1000 --general-steps 100"
     [bench_discopt.py]="--repeats 50"
     [bench_urdf_import.py]="--repeat 5"
     [bench_simulator.py]="--seconds 1"
