@@ -171,7 +171,7 @@ def test_acrobot_lqr_from_hanging_runs_to_the_end_with_bounded_energy():
 # ------------------------------------------------------------------ no solution at all
 def constrained_pendulum():
     """Double pendulum whose tip keeps the kinematic distance 'reach' [m] from the world
-    origin (general path: a constraint)."""
+    origin (a Distance constraint: compiled unless ``fast=False``)."""
     system = trep.System()
     system.import_frames([
         ry('a'), [tz(-1.0, mass=1.0), [ry('b'), [tz(-1.0, name='tip', mass=1.0)]]]])
@@ -180,10 +180,11 @@ def constrained_pendulum():
     return system
 
 
-def test_unsatisfiable_constraint_raises_with_the_residual_and_keeps_the_state():
+@pytest.mark.parametrize('fast', [True, False])
+def test_unsatisfiable_constraint_raises_with_the_residual_and_keeps_the_state(fast):
     system = constrained_pendulum()
-    mvi = MidpointVI(system)
-    assert not mvi.compiled
+    mvi = MidpointVI(system, fast=fast)
+    assert mvi.compiled == fast
     # reach 1.5 m: a = 0.3, b chosen so that |tip| = 1.5
     b = np.arccos((1.5 ** 2 - 2.0) / 2.0)
     mvi.initialize_from_state(0.0, [0.3, b, 1.5], [0.0, 0.0])

@@ -128,8 +128,9 @@ class MidpointVI:
         Root-solver tolerance on the 2-norm of the DEL residual.
     num_threads : ignored (kept for trep compatibility).
     fast : bool
-        Use the compiled single-call step when the system allows it (no constraints; only
-        Gravity, ConfigSpring, Damping and ConfigForce).  False forces the general path.
+        Use the compiled single-call step when the system allows it (only Gravity,
+        ConfigSpring, Damping and ConfigForce; constraints, if any, of the built-in kinds
+        Distance, PointToPoint*, PointOnPlane, Mimic).  False forces the general path.
     max_subdivisions : int
         A step whose root solve fails is split into up to ``2**max_subdivisions`` equal
         substeps before ``ConvergenceError`` (the module docstring has the rules).
@@ -168,11 +169,12 @@ class MidpointVI:
         if self._fast is not None:
             # the state lives in the compiled stepper's buffer: a step copies nothing
             self._q1, self._p1, self._q2, self._p2, self._u1 = self._fast.state_views()
+            self._lambda1 = self._fast.lambda1
         else:
             self._q1, self._q2 = np.zeros(s.nQ), np.zeros(s.nQ)
             self._p1, self._p2 = np.zeros(s.nQd), np.zeros(s.nQd)
             self._u1 = np.zeros(s.nu)
-        self._lambda1 = np.zeros(s.nc)
+            self._lambda1 = np.zeros(s.nc)
         self._deriv1 = None
         self._composite = None
         self._no_anchor = fast_step.new_anchor()
@@ -198,9 +200,10 @@ class MidpointVI:
                 self._anchor, memory, self._composite)
 
     def _restore(self, saved):
-        (self._t1, self._t2, q1, q2, p1, p2, u1, self._lambda1, history, anchor, memory,
+        (self._t1, self._t2, q1, q2, p1, p2, u1, lam, history, anchor, memory,
          composite) = saved
         self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
+        self._lambda1[:] = lam
         self._reset_history(history)
         self._anchor = anchor
         if memory is not None and self._fast is not None:
@@ -214,8 +217,9 @@ class MidpointVI:
 
     @property
     def compiled(self):
-        """True when steps run in the compiled single-call stepper (no constraints, only
-        Gravity, ConfigSpring, Damping and ConfigForce); False on the general path."""
+        """True when steps run in the compiled single-call stepper (only Gravity,
+        ConfigSpring, Damping and ConfigForce; only built-in constraints); False on the
+        general path."""
         return self._fast is not None
 
     @property
@@ -244,11 +248,7 @@ class MidpointVI:
 
         def setter(self, value):
             arr = getattr(self, name)
-            value = _vector(value, arr.shape[0], name.strip('_'))
-            if name == '_lambda1':
-                self._lambda1 = value
-            else:
-                arr[:] = value
+            arr[:] = _vector(value, arr.shape[0], name.strip('_'))
             self._reset_history()
         return property(getter, setter, doc=doc)
 
@@ -295,7 +295,7 @@ class MidpointVI:
         self._t1 = self._t2 = float(t1)
         self._q1[:], self._q2[:] = q1, q1
         self._p1[:], self._p2[:] = p1, p1
-        self._lambda1 = lam
+        self._lambda1[:] = lam
         self._reset_history([(self._t2, self._q2.copy())])
         self._data.set(q1, np.zeros(self.nq), t=self._t1)
 
@@ -308,8 +308,7 @@ class MidpointVI:
             raise ValueError('initialize_from_configs needs t1 > t0 (got %g, %g)' % (t0, t1))
         self._t1, self._t2 = t0, t1
         self._q1[:], self._q2[:] = q0, q1
-        self._lambda1 = (np.zeros(self.nc) if lambda1 is None
-                         else _vector(lambda1, self.nc, 'lambda1'))
+        self._lambda1[:] = (0.0 if lambda1 is None else _vector(lambda1, self.nc, 'lambda1'))
         self._p1[:] = 0.0
         self._p2[:] = self._D2Ld()
         self._reset_history([(t0, q0.copy()), (t1, q1.copy())])
@@ -464,8 +463,8 @@ class MidpointVI:
         with ``2**max_subdivisions`` substeps or the DEL Jacobian is singular,
         ``ValueError`` for wrong sizes, non-finite values or a t2 that is not later than
         the current time.  ``q2_hint`` (nQ,) and ``lambda1_hint`` (nc,) only seed the root
-        solver (general path); the root must still pass the acceptance rule, which refers
-        to the integrator's own predictor.
+        solver (a q2 hint runs the step on the general path); the root must still pass the
+        acceptance rule, which refers to the integrator's own predictor.
         """
         t2 = float(t2)
         if not t2 > self._t2:
@@ -473,6 +472,8 @@ class MidpointVI:
                              % (t2, self._t2))
         fast = self._fast
         if fast is not None and q2_hint is None:
+            hint = None if lambda1_hint is None else _vector(lambda1_hint, self.nc,
+                                                             'lambda1_hint')
             # cheap size checks first (np.shape would cost microseconds on this path)
             for value, target, what in ((u1, fast.u_in, 'u1'), (k2, fast.k_in, 'k2')):
                 n = _flat_length(value)
@@ -484,10 +485,21 @@ class MidpointVI:
                     except (ValueError, TypeError):
                         _sized(value, target.shape[0], what)
                         raise
+            previous_lambda = None
+            if hint is not None:
+                # the compiled step starts Newton from the multipliers in its state
+                previous_lambda = self._lambda1.copy()
+                self._lambda1[:] = hint
             t1 = self._t2
             status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
             if status != fast_step.OK:
-                return self._recover_fast(t1, t2, status, iterations, rnorm, max_iterations)
+                try:
+                    return self._recover_fast(t1, t2, status, iterations, rnorm,
+                                              max_iterations)
+                except BaseException:
+                    if previous_lambda is not None:
+                        self._lambda1[:] = previous_lambda
+                    raise
             self._t1, self._t2 = t1, t2
             self._deriv1 = self._composite = None
             self._data.set(fast.qm, fast.v, self._u1, 0.5 * (t1 + t2))
@@ -635,8 +647,8 @@ class MidpointVI:
                 times, configs = saved[10][0]
             self._t1, self._t2 = t1, t2
             self._q1[:], self._p1[:], self._u1[:] = q_start, p_start, u1
-            self._lambda1 = (sum((tb - ta) * lam for ta, tb, _, _, _, _, lam in parts)
-                             / (t2 - t1)) if self.nc else np.zeros(0)
+            self._lambda1[:] = (sum((tb - ta) * lam for ta, tb, _, _, _, _, lam in parts)
+                                / (t2 - t1)) if self.nc else 0.0
             pairs = list(zip(times, configs)) + [(t2, self._q2.copy())]
             pairs = [(t, q) for t, q in pairs if t <= t1 or t == t2][-fast_step.HISTORY:]
             self._reset_history(pairs, keep_anchor=True)
@@ -714,7 +726,7 @@ class MidpointVI:
             raise
         except Exception as exc:
             raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc
-        self._q2[:], self._p2[:], self._lambda1 = q2, p2, lam
+        self._q2[:], self._p2[:], self._lambda1[:] = q2, p2, lam
         pairs = [(t, q) for t, q in self._history if t < t2][-4:] + [(t2, q2.copy())]
         if self._fast is not None:
             pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]
@@ -909,7 +921,7 @@ class MidpointVI:
                 Ak_end[:, nq + nd + nu:] = (j / n) * np.eye(nk)
                 self._t1, self._t2 = ta, tb
                 self._q1[:], self._p1[:], self._q2[:], self._p2[:] = q_a, p_a, q_b, p_b
-                self._u1[:], self._lambda1 = u1, lam
+                self._u1[:], self._lambda1[:] = u1, lam
                 self._deriv1 = self._composite = None
                 d = self._calc_deriv1()
                 dx = np.vstack([Aq, Ak, Ap, Eu, Ak_end])

@@ -433,3 +433,46 @@ def lagrangian_terms(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_f
         cframe, cparent, corder, gvec, q, dq)
     M, Lvq, Lqq = second_order(S, Vp, Ic, h, gvec, anc, corder)
     return Lq, Lv, M, Lvq, Lqq, T, Vg
+
+
+# ---------------------------------------------------------------------- mimic reduction
+# A mimic frame follows a config linearly: theta = multiplier * q_leader + offset.  The
+# kernels above run on the joint coordinates theta (configs first, then one per mimic
+# frame); with the constant map theta = E q + b (E = [I; A], A one entry per mimic row),
+# every derivative of L with respect to q is E^T (derivative w.r.t. theta) E, which
+# :func:`fold_vector` and :func:`fold_matrix` form in place.
+
+@njit(cache=True)
+def expand_into(q, dq, leader, multiplier, offset, theta, dtheta):
+    """Joint coordinates ``theta (nt,)`` and rates ``dtheta (nt,)`` of configs ``q, dq (nq,)``
+    (``leader, multiplier, offset (nt - nq,)`` describe the mimic frames)."""
+    nq = q.shape[0]
+    for i in range(nq):
+        theta[i] = q[i]
+        dtheta[i] = dq[i]
+    for k in range(leader.shape[0]):
+        theta[nq + k] = multiplier[k] * q[leader[k]] + offset[k]
+        dtheta[nq + k] = multiplier[k] * dq[leader[k]]
+
+
+@njit(cache=True)
+def fold_vector(x, nq, leader, multiplier):
+    """``x[:nq] <- (E^T x)``: a gradient over joint coordinates (nt,) folded onto configs."""
+    for k in range(leader.shape[0]):
+        x[leader[k]] += multiplier[k] * x[nq + k]
+
+
+@njit(cache=True)
+def fold_matrix(A, nq, leader, multiplier):
+    """``A[:nq, :nq] <- E^T A E`` for a (nt, nt) matrix of second derivatives."""
+    nt = A.shape[0]
+    for k in range(leader.shape[0]):          # rows: E^T A
+        r = leader[k]
+        a = multiplier[k]
+        for j in range(nt):
+            A[r, j] += a * A[nq + k, j]
+    for k in range(leader.shape[0]):          # columns: (E^T A) E
+        c = leader[k]
+        a = multiplier[k]
+        for i in range(nq):
+            A[i, c] += a * A[i, nq + k]

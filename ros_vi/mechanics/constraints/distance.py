@@ -92,7 +92,7 @@ class Distance(FrameConstraint):
             self._config.q = value
         else:
             self._fixed = self._check_fixed(value)
-            self._system.data.invalidate()
+            self._system._parameters_changed()
 
     def _compute(self, order):
         a = self._point(self._frame1, order)

@@ -67,7 +67,7 @@ class PointOnPlane(FrameConstraint):
     @normal.setter
     def normal(self, value):
         self._normal = self._check_normal(value)
-        self._system.data.invalidate()
+        self._system._parameters_changed()
         self._memo.state.clear()
 
     def _compute(self, order):
