@@ -5,8 +5,9 @@ When a System's only potentials and forces are ``Gravity``, ``ConfigSpring``, ``
 ``PointToPoint*``, ``PointOnPlane``, ``Mimic``), a whole step runs in one numba call:
 predictor, Newton iterations on the DEL with the exact Jacobian, p2 and the midpoint state
 (:func:`step_packed`; with constraints :func:`constrained_step.step_constrained_packed`).
-Every other system uses the general path in :mod:`midpointvi`, which gives the same answer
-(tests compare the two).
+Both entry points run the same step body, :func:`newton_step` (predictor, DEL residual and
+Jacobian, line search, acceptance rule, commit).  Every other system uses the general path
+in :mod:`midpointvi`, which gives the same answer (tests compare the two).
 
 Why packed arrays: numba checks the type of every argument on each call (about 0.2 us per
 argument), so the model, parameters and per-step state travel in three flat arrays
@@ -15,17 +16,17 @@ the header of ``I``.  The named indices below and :func:`_layout` define that la
 table in its docstring); nothing else does.
 
 Globalized Newton and the acceptance rule (docs/integrator.md has the reasoning): the Newton
-iteration backtracks along the Newton direction until the merit 1/2 |r|^2 of the DEL
-residual r decreases enough (Armijo), and a converged root is accepted only if it continues
-the trajectory:
+iteration backtracks along the Newton direction until the merit 1/2 |r|^2 of the residual
+r (the DEL's, and with constraints h(q2) too) decreases enough (Armijo), and a converged
+root is accepted only if it continues the trajectory:
 
 (a) its increment q2 - q1 differs from that of the linearised step (the first Newton
     iterate from the predictor) by at most ``AGREE`` times the linearised step's length, or
     the length of that Newton correction if larger (max-norms over the dynamic configs,
     :func:`deviation_bound`), and
 (b) when the energy of the previous step is known (and no kinematic config moves), the
-    midpoint energy E = T + V changes by the discrete work of the applied forces to within
-    ``ENERGY_SLACK`` of the energy that moved (:func:`energy_bound`).
+    midpoint energy E = T + V changes by the discrete work of the applied and constraint
+    forces to within ``ENERGY_SLACK`` of the energy that moved (:func:`energy_bound`).
 
 A root that fails either test is reported as ``REJECTED`` and nothing changes; the caller
 (:class:`MidpointVI`) then retries from the other predictor and subdivides the step.
@@ -34,10 +35,13 @@ import numpy as np
 from numba import njit
 
 from ..mechanics import kernel
-from ..mechanics.constraint_kernel import pack_constraints, refresh_constraint_parameters
+from ..mechanics.constraint_kernel import (CF_TOL, NCF, NCI, constraint_jacobian_into,
+                                           constraint_values_into, pack_constraints,
+                                           refresh_constraint_parameters)
 from ..mechanics.forces.configforce import ConfigForce
 from ..mechanics.forces.damping import Damping
-from ..mechanics.kernel import first_order_into, second_order_into
+from ..mechanics.kernel import (first_order_into, forward_kinematics_into, joint_twists_into,
+                                second_order_into)
 from ..mechanics.potentials.configspring import ConfigSpring
 from ..mechanics.potentials.gravity import Gravity
 
@@ -391,105 +395,192 @@ def new_anchor(E=0.0, T=0.0, V=0.0, dt=0.0, time=0.0, valid=False):
     return a
 
 
-@njit(cache=True)
-def step_packed(I, F, W):
-    """One VI step from the packed state; results in W (q2, p2, qm, v) and I's header.
+# ---------------------------------------------------------------------- the step
+# The step's arrays travel as tuples of views built once per step (``model =
+# _model_views(I, F, o)``, ``ks = kernel_scratch(I, W, o)``, ``st = step_views(I, W, o)``,
+# ``gv = acceptance_views(W, o)``, ``con`` from :func:`no_constraints` or
+# ``constrained_step.constraint_views``) and are unpacked once, in :func:`newton_step`.
+# The predictor, residual, Jacobian and commit are sections of that one body, not
+# functions: numba takes a reference to every array a function unpacks and releases it on
+# return, which for helpers called in the Newton loop cost ~1.2 us per step (measured with
+# a 1-link chain, against a step of 3.6 us).
 
-    Status ``OK``: the state advanced; ``REJECTED``: a root was found but failed the
-    acceptance rule; ``NOT_CONVERGED``, ``NOT_FINITE``, ``SINGULAR``, ``BAD_INPUT``: no
-    root.  Only OK changes the state (and the history and energy anchor).
-    """
-    o = _layout(I)
-    nf, nq, nd, nu, nsp, nt = I[_NF], I[_NQ], I[_ND], I[_NU], I[_NSP], I[_NT]
-    max_iter = I[_MAXIT]
-    (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
-     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
-     mim_off) = _model_views(I, F, o)
-    dt, tol = W[_DT], W[_TOL]
-    # the step starts from the integrator's current state (q2, p2) ...
-    q1 = W[o[W_Q2]:o[W_P2]]
-    p1 = W[o[W_P2]:o[W_U1]]
-    u1 = W[o[W_U_IN]:o[W_K_IN]]
-    k2 = W[o[W_K_IN]:o[W_HIST]]
-    hist = W[o[W_HIST]:o[W_HIST_T]].reshape((HISTORY, nq))
-    hist_t = W[o[W_HIST_T]:o[W_Q2N]]
-    # ... and solves for the new one
-    q2 = W[o[W_Q2N]:o[W_P2N]]
-    p2 = W[o[W_P2N]:o[W_QM]]
-    qm = W[o[W_QM]:o[W_V]]
-    v = W[o[W_V]:o[W_R]]
-    R = W[o[W_R]:o[W_P]].reshape((nf, 3, 3))
-    P = W[o[W_P]:o[W_S]].reshape((nf, 3))
-    S = W[o[W_S]:o[W_VSP]].reshape((nt, 6))
-    V = W[o[W_VSP]:o[W_VP]].reshape((nt, 6))
-    Vp = W[o[W_VP]:o[W_IC]].reshape((nt, 6))
-    Ic = W[o[W_IC]:o[W_H]].reshape((nt, 6, 6))
-    h = W[o[W_H]:o[W_G]].reshape((nt, 6))
-    G = W[o[W_G]:o[W_LQ]].reshape((6, 6))
-    Lq = W[o[W_LQ]:o[W_LV]]
-    Lv = W[o[W_LV]:o[W_M]]
-    M = W[o[W_M]:o[W_LVQ]].reshape((nt, nt))
-    Lvq = W[o[W_LVQ]:o[W_LQQ]].reshape((nt, nt))
-    Lqq = W[o[W_LQQ]:o[W_SU]].reshape((nt, nt))
-    su = W[o[W_SU]:o[W_SW]].reshape((nt, 6))
-    sw = W[o[W_SW]:o[W_SZ]].reshape((nt, 6))
-    sz = W[o[W_SZ]:o[W_SG]].reshape((nt, 6))
-    sg = W[o[W_SG]:o[W_TMP]].reshape((nt, 6))
-    tmp = W[o[W_TMP]:o[W_J]].reshape((3, 6))
-    J = W[o[W_J]:o[W_RES]].reshape((nd, nd))
-    r = W[o[W_RES]:o[W_FORCE]]
-    force = W[o[W_FORCE]:o[W_DLT]]
-    dlt = W[o[W_DLT]:o[W_VEL]]
-    vel = W[o[W_VEL]:o[W_MD]]
-    Md = W[o[W_MD]:o[W_ZERO]].reshape((nd, nd))
-    zero = W[o[W_ZERO]:o[W_PRED]]
-    pred = W[o[W_PRED]:o[W_BASE]]
-    base = W[o[W_BASE]:o[W_STEP]]
-    newton = W[o[W_STEP]:o[W_VA]]
-    va = W[o[W_VA]:o[W_ANCHOR]]
-    anchor = W[o[W_ANCHOR]:o[W_CHECK]]
-    check = W[o[W_CHECK]:o[W_END]]
-    for i in range(nd):
-        q2[i] = q1[i]
-    for i in range(nd, nq):
-        q2[i] = k2[i - nd]
+@njit(cache=True, inline='always')
+def kernel_scratch(I, W, o):
+    """The kernel's output and scratch arrays in W: ``(R, P, S, V, Vp, Ic, h, G, Lq, Lv, M,
+    Lvq, Lqq, su, sw, sz, sg, tmp)`` (shapes as in :func:`kernel.first_order_into` and
+    :func:`kernel.second_order_into`, over the nt joint coordinates; Lq, Lv, M, Lvq, Lqq
+    hold the configs' values in their leading nq entries once folded)."""
+    nf, nt = I[_NF], I[_NT]
+    return (W[o[W_R]:o[W_P]].reshape((nf, 3, 3)),
+            W[o[W_P]:o[W_S]].reshape((nf, 3)),
+            W[o[W_S]:o[W_VSP]].reshape((nt, 6)),
+            W[o[W_VSP]:o[W_VP]].reshape((nt, 6)),
+            W[o[W_VP]:o[W_IC]].reshape((nt, 6)),
+            W[o[W_IC]:o[W_H]].reshape((nt, 6, 6)),
+            W[o[W_H]:o[W_G]].reshape((nt, 6)),
+            W[o[W_G]:o[W_LQ]].reshape((6, 6)),
+            W[o[W_LQ]:o[W_LV]],
+            W[o[W_LV]:o[W_M]],
+            W[o[W_M]:o[W_LVQ]].reshape((nt, nt)),
+            W[o[W_LVQ]:o[W_LQQ]].reshape((nt, nt)),
+            W[o[W_LQQ]:o[W_SU]].reshape((nt, nt)),
+            W[o[W_SU]:o[W_SW]].reshape((nt, 6)),
+            W[o[W_SW]:o[W_SZ]].reshape((nt, 6)),
+            W[o[W_SZ]:o[W_SG]].reshape((nt, 6)),
+            W[o[W_SG]:o[W_TMP]].reshape((nt, 6)),
+            W[o[W_TMP]:o[W_J]].reshape((3, 6)))
 
-    # usable history: trailing configurations spaced dt apart, ending at (t1, q1)
-    t1 = W[_T2] - dt
-    eps = 1e-12 * max(1.0, abs(W[_T2]))
+
+@njit(cache=True, inline='always')
+def step_views(I, W, o):
+    """The step's state and work arrays in W: ``(q1, p1, u1, k2, hist, hist_t, q2, p2, qm, v,
+    J, r, force, dlt, vel, Md, zero)``.  ``q1, p1`` are the integrator's current state (the
+    step starts there), ``u1, k2`` the step's inputs, ``q2, p2`` its result; the midpoint
+    ``qm, v`` and ``zero`` span the nt joint coordinates (configs first)."""
+    nq, nd = I[_NQ], I[_ND]
+    return (W[o[W_Q2]:o[W_P2]],
+            W[o[W_P2]:o[W_U1]],
+            W[o[W_U_IN]:o[W_K_IN]],
+            W[o[W_K_IN]:o[W_HIST]],
+            W[o[W_HIST]:o[W_HIST_T]].reshape((HISTORY, nq)),
+            W[o[W_HIST_T]:o[W_Q2N]],
+            W[o[W_Q2N]:o[W_P2N]],
+            W[o[W_P2N]:o[W_QM]],
+            W[o[W_QM]:o[W_V]],
+            W[o[W_V]:o[W_R]],
+            W[o[W_J]:o[W_RES]].reshape((nd, nd)),
+            W[o[W_RES]:o[W_FORCE]],
+            W[o[W_FORCE]:o[W_DLT]],
+            W[o[W_DLT]:o[W_VEL]],
+            W[o[W_VEL]:o[W_MD]],
+            W[o[W_MD]:o[W_ZERO]].reshape((nd, nd)),
+            W[o[W_ZERO]:o[W_PRED]])
+
+
+@njit(cache=True, inline='always')
+def acceptance_views(W, o):
+    """The globalization's arrays in W: ``(pred, base, newton, va, anchor, check)``, the
+    segments W_PRED .. W_CHECK of :func:`_layout`."""
+    return (W[o[W_PRED]:o[W_BASE]],
+            W[o[W_BASE]:o[W_STEP]],
+            W[o[W_STEP]:o[W_VA]],
+            W[o[W_VA]:o[W_ANCHOR]],
+            W[o[W_ANCHOR]:o[W_CHECK]],
+            W[o[W_CHECK]:o[W_END]])
+
+
+@njit(cache=True, inline='always')
+def no_constraints(model, ks, st, W):
+    """The constraint views of :func:`newton_step` for a system without constraints: an
+    empty lambda1 (so nc = 0 and no constraint array is ever read), stand-ins of the
+    constrained step's types for the other constraint arrays (existing views: a step
+    creates no new ones), and as Newton matrix and right-hand side the DEL's own J and r
+    (``st``'s), which the step then solves in place."""
+    e = W[0:0]
+    M, R, P, S = ks[10], ks[0], ks[1], ks[2]
+    return (model[13], model[5], e, e, e, e, e, M, M, e, e, R, P, S, st[10], st[11])
+
+
+@njit(cache=True, inline='always')
+def inputs_finite(u1, k2):
+    """True when the step's inputs u1 (nu,) and kinematic configs k2 (nQk,) are finite."""
+    for j in range(u1.shape[0]):
+        if not np.isfinite(u1[j]):
+            return False
+    for j in range(k2.shape[0]):
+        if not np.isfinite(k2[j]):
+            return False
+    return True
+
+
+@njit(cache=True, inline='always')
+def usable_history(I, q1, hist, hist_t, dt, t2):
+    """Number of trailing history configurations (``hist (HISTORY, nq)`` at ``hist_t``)
+    spaced dt apart that end at (t1 = t2 - dt, q1); seeds the history with (t1, q1) when
+    none is usable."""
+    t1 = t2 - dt
+    eps = 1e-12 * max(1.0, abs(t2))
     nhist = min(I[_NHIST], HISTORY)
     if nhist > 0 and abs(hist_t[HISTORY - 1] - t1) > eps:
         nhist = 0
     if nhist == 0:
         hist_t[HISTORY - 1] = t1
-        for i in range(nq):
+        for i in range(q1.shape[0]):
             hist[HISTORY - 1, i] = q1[i]
         nhist = 1
     usable = 1
     for j in range(1, nhist):
-        step_j = hist_t[HISTORY - j] - hist_t[HISTORY - 1 - j]
-        if abs(step_j - dt) > eps:
+        if abs(hist_t[HISTORY - j] - hist_t[HISTORY - 1 - j] - dt) > eps:
             break
         usable += 1
-    nhist = usable
+    return usable
 
-    for j in range(nu):
-        if not np.isfinite(u1[j]):
-            I[_STATUS] = BAD_INPUT
-            I[_ITERS] = 0
-            return
+
+@njit(cache=True, inline='always')
+def spring_energy(sp_idx, sp_k, sp_q0, q):
+    """Potential energy [J] of the ConfigSprings (configs ``sp_idx``, constants ``sp_k``,
+    neutral positions ``sp_q0``) at configs ``q``."""
+    V = 0.0
+    for j in range(sp_idx.shape[0]):
+        V += 0.5 * sp_k[j] * (q[sp_idx[j]] - sp_q0[j]) ** 2
+    return V
+
+
+@njit(cache=True, inline='always')
+def newton_step(I, W, o, model, ks, st, gv, con):
+    """One VI step from the packed state (the body of both entry points): globalized Newton
+    on ``(q2_d, lambda1)`` for::
+
+        r = p1 + dt/2 L_q - L_v + dt F - Dh(q1)_d^T lambda1 = 0     (nd,)
+        h(q2) = 0                                                  (nc,)
+
+    with the Newton matrix ``[[J, -Dh(q1)_d^T], [Dh(q2)_d, 0]]`` (J the DEL Jacobian; nc = 0
+    without constraints: then just J), a backtracking line search on 1/2 (|r|^2 + |h|^2),
+    and the acceptance rule of a converged root (module docstring); then
+    ``p2 = p1 + dt (L_q + F) - Dh(q1)_d^T lambda1``.  It stops under the general path's rule
+    (:mod:`ros_vi.integrators.midpointvi`): the DEL residual's 2-norm is at most the
+    tolerance or the rounding floor of its terms, and every ``|h_i(q2)|`` is at most its
+    constraint's tolerance.  ``con``: :func:`no_constraints` or
+    ``constrained_step.constraint_views``.
+
+    Results in W (q2, p2, qm, v), ``con``'s lambda1 and I's header (status, iterations; W
+    holds the DEL residual's norm).  Status ``OK``: the state advanced; ``REJECTED``: a root
+    was found but failed the acceptance rule; ``NOT_CONVERGED``, ``NOT_FINITE``,
+    ``SINGULAR``, ``BAD_INPUT``: no root.  Only OK changes the state (and the history,
+    lambda1 and the energy anchor).
+    """
+    (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
+     mim_off) = model
+    (R, P, S, V, Vp, Ic, h, G, Lq, Lv, M, Lvq, Lqq, su, sw, sz, sg, tmp) = ks
+    # the step starts from the integrator's current state (q1, p1 here) and writes q2, p2
+    (q1, p1, u1, k2, hist, hist_t, q2, p2, qm, v, J, r, force, dlt, vel, Md, zero) = st
+    (pred, base, newton, va, anchor, check) = gv
+    (CI, CF, lam, lamn, lbase, lstep, h2, Dh1, Dh2, th, dth, R2, P2, S2, K, rhs) = con
+    nq, nd, nu, nc = q1.shape[0], p1.shape[0], u1.shape[0], lam.shape[0]
+    max_iter = I[_MAXIT]
+    dt, tol, t2 = W[_DT], W[_TOL], W[_T2]
+    t1 = t2 - dt
+    if not inputs_finite(u1, k2):
+        I[_STATUS] = BAD_INPUT
+        I[_ITERS] = 0
+        return
+    # a moving kinematic config does work the step does not compute: no energy test then
     kin_moving = False
     for i in range(nd, nq):
-        if not np.isfinite(q2[i]):
-            I[_STATUS] = BAD_INPUT
-            I[_ITERS] = 0
-            return
+        q2[i] = k2[i - nd]
         if q2[i] != q1[i]:
             kin_moving = True
+    nhist = usable_history(I, q1, hist, hist_t, dt, t2)
 
-    # Predictor: extrapolate equally spaced past configurations (binomial weights);
-    # with less history, a momentum step q1 + dt M(q1)^-1 p1, which also gives the energy
-    # at the start node (the anchor of the energy check) at no extra cost.
+    # Predictor: extrapolate the equally spaced past configurations (binomial weights); with
+    # less history, a momentum step q1 + dt M(q1)^-1 p1, which also gives the energy of the
+    # start node at no extra cost.  That anchors the energy test only without constraints,
+    # as in the general path (which has no momentum predictor with constraints), so that
+    # the two paths accept the same roots.
+    for i in range(nd):
+        q2[i] = q1[i]
     order = min(nhist - 1, HISTORY - 1)
     if order >= 2:
         for i in range(nd):
@@ -502,7 +593,7 @@ def step_packed(I, F, W):
                 acc += w * hist[HISTORY - 1 - j, i]
             q2[i] = acc
     elif nd > 0:
-        for i in range(nt):
+        for i in range(zero.shape[0]):
             zero[i] = 0.0
         kernel.expand_into(q1, zero[:nq], mim_lead, mim_mult, mim_off, qm, zero)
         _, V_node = first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib,
@@ -522,40 +613,50 @@ def step_packed(I, F, W):
             for i in range(nd):
                 q2[i] = q1[i] + dt * vel[i]
                 T_node += 0.5 * p1[i] * vel[i]
-                va[i] = vel[i]
-            for j in range(nsp):
-                V_node += 0.5 * sp_k[j] * (q1[sp_idx[j]] - sp_q0[j]) ** 2
-            anchor[_A_T] = T_node
-            anchor[_A_V] = V_node
-            anchor[_A_E] = T_node + V_node
-            anchor[_A_DT] = 0.0
-            anchor[_A_TIME] = t1
-            anchor[_A_VALID] = 1.0
-        else:
-            for i in range(nd):
-                q2[i] = q1[i]
-
+            if nc == 0:
+                for i in range(nd):
+                    va[i] = vel[i]
+                V_node += spring_energy(sp_idx, sp_k, sp_q0, q1)
+                anchor[_A_T] = T_node
+                anchor[_A_V] = V_node
+                anchor[_A_E] = T_node + V_node
+                anchor[_A_DT] = 0.0
+                anchor[_A_TIME] = t1
+                anchor[_A_VALID] = 1.0
+    energy = abs(anchor[_A_TIME] - t1) <= 1e-12 * max(1.0, abs(t2)) and not kin_moving
     # Newton works on the increment dlt = q2 - q1: the velocity dlt/dt then carries no
     # cancellation error even when q is large (a free joint that has turned many times).
     for i in range(nq):
         dlt[i] = q2[i] - q1[i]
     for i in range(nd):
         pred[i] = dlt[i]      # the linearised step once Newton has made its first update
+    if nc > 0:
+        # Dh(q1): fixed during the step (the constraint force acts through the start's
+        # configuration, as in the general path)
+        kernel.expand_into(q1, q1, mim_lead, mim_mult, mim_off, th, dth)
+        forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, th, R2, P2)
+        joint_twists_into(kind, cframe, corder, R2, P2, S2)
+        constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2, th,
+                                 Dh1)
+        for k in range(nc):
+            lamn[k] = lam[k]
     it = 0
     status = NOT_CONVERGED
-    rnorm = np.inf
-    merit = np.inf               # 1/2 |r|^2 at the current iterate
+    rnorm = np.inf               # 2-norm of the DEL residual at the current iterate
+    merit = np.inf               # 1/2 (|r|^2 + |h|^2) there
     merit_ref = np.inf           # ... STAGNATION iterations before
     correction = 0.0             # max-norm of the first Newton update
     base_rnorm = np.inf
     base_scale = 0.0
+    base_satisfied = False
     stalled = False
     trial = False                # evaluating a line-search point after a Newton update
     alpha = 1.0
     backtracks = 0
-    T_m = 0.0
-    V_m = 0.0
     while True:
+        # Residual: the DEL's r at the midpoint (qm, v) of the iterate, which leaves the
+        # kernel's terms (L_q with the springs, folded onto the configs), the force and
+        # the midpoint energies in place; then the constraints' h(q2)
         for i in range(nq):
             qm[i] = q1[i] + 0.5 * dlt[i]
             v[i] = dlt[i] / dt
@@ -565,34 +666,51 @@ def step_packed(I, F, W):
                                     v, R, P, S, V, Vp, Ic, h, G, Lq, Lv)
         kernel.fold_vector(Lq, nq, mim_lead, mim_mult)
         kernel.fold_vector(Lv, nq, mim_lead, mim_mult)
-        for j in range(nsp):
+        for j in range(sp_idx.shape[0]):
             Lq[sp_idx[j]] -= sp_k[j] * (qm[sp_idx[j]] - sp_q0[j])
         acc = 0.0
-        scale = 0.0
+        scale = 0.0              # size of the residual's terms: the root's rounding floor
         for i in range(nd):
             f = -damping[i] * v[i]
             for j in range(nu):
                 if in_cfg[j] == i:
                     f += u1[j]
             force[i] = f
-            r[i] = p1[i] + 0.5 * dt * Lq[i] - Lv[i] + dt * f
-            acc += r[i] * r[i]
+            ri = p1[i] + 0.5 * dt * Lq[i] - Lv[i] + dt * f
             mag = abs(p1[i]) + abs(0.5 * dt * Lq[i]) + abs(Lv[i]) + abs(dt * f)
+            for k in range(nc):
+                ri -= Dh1[k, i] * lamn[k]
+            r[i] = ri
+            acc += ri * ri
             scale += mag * mag
         rnorm = np.sqrt(acc)
         scale = np.sqrt(scale)
+        satisfied = True
+        if nc > 0:
+            # the kinematics at q2 (R2, P2) stay for Dh(q2)
+            for i in range(nq):
+                q2[i] = q1[i] + dlt[i]
+            kernel.expand_into(q2, q2, mim_lead, mim_mult, mim_off, th, dth)
+            forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, th, R2, P2)
+            constraint_values_into(CI, CF, R2, P2, th, h2)
+            for k in range(nc):
+                acc += h2[k] * h2[k]
+                if not abs(h2[k]) <= CF[k, CF_TOL]:
+                    satisfied = False
         if trial and not stalled and not 0.5 * acc <= (1.0 - 2.0 * ARMIJO * alpha) * merit:
             # not enough decrease of the merit (or not finite): backtrack along the update
             backtracks += 1
             if backtracks > MAX_BACKTRACKS:
-                if base_rnorm <= STALL_ACCEPT * base_scale:
+                if base_satisfied and base_rnorm <= STALL_ACCEPT * base_scale:
                     # the merit cannot decrease below rounding: the last iterate is a root
                     for i in range(nd):
                         dlt[i] = base[i]
+                    for k in range(nc):
+                        lamn[k] = lbase[k]
                     trial = False
                     stalled = True
                     continue
-                status = NOT_CONVERGED if np.isfinite(rnorm) else NOT_FINITE
+                status = NOT_CONVERGED if np.isfinite(acc) else NOT_FINITE
                 rnorm = base_rnorm
                 break
             shrink = BACKTRACK[0]
@@ -604,52 +722,66 @@ def step_packed(I, F, W):
             alpha *= shrink
             for i in range(nd):
                 dlt[i] = base[i] - alpha * newton[i]
+            for k in range(nc):
+                lamn[k] = lbase[k] - alpha * lstep[k]
             continue
         trial = False
-        if not np.isfinite(rnorm):
+        if not np.isfinite(acc):
             status = NOT_FINITE
             break
         merit = 0.5 * acc
         # converged: within tolerance, or within rounding of the residual's own terms
-        if rnorm <= max(tol, ROUNDING * scale) or (stalled and rnorm <= STALL_ACCEPT * scale):
-            V_sp = 0.0
-            for j in range(nsp):
-                V_sp += 0.5 * sp_k[j] * (qm[sp_idx[j]] - sp_q0[j]) ** 2
-            V_m += V_sp
-            E_m = T_m + V_m
-            accepted = check_root(q1, dlt, pred, correction, v, force, dt, Lq, va, anchor,
-                                  abs(anchor[_A_TIME] - t1) <= eps and not kin_moving,
-                                  T_m, V_m, dt, max(tol, rnorm), check)
-            if not accepted:
+        if satisfied and (rnorm <= max(tol, ROUNDING * scale)
+                          or (stalled and rnorm <= STALL_ACCEPT * scale)):
+            V_m += spring_energy(sp_idx, sp_k, sp_q0, qm)
+            impulse = force
+            impulse_scale = dt
+            if nc > 0:
+                # the step's impulse includes the constraints' (r is not needed any more)
+                for i in range(nd):
+                    acc = dt * force[i]
+                    for k in range(nc):
+                        acc -= Dh1[k, i] * lamn[k]
+                    r[i] = acc
+                impulse = r
+                impulse_scale = 1.0
+            if not check_root(q1, dlt, pred, correction, v, impulse, impulse_scale, Lq, va,
+                              anchor, energy, T_m, V_m, dt, max(tol, np.sqrt(2.0 * merit)),
+                              check):
                 status = REJECTED
                 break
             status = OK
-            # p2 = D2Ld, written as p1 + D1Ld + D2Ld + f- (equal at the root): the
-            # momentum update then does not inherit the solver residual, so momenta of
-            # cyclic configs are conserved to rounding
+            # p2 = D2Ld at the root, written as p1 + D1Ld + D2Ld + f- - Dh1^T lambda1 so the
+            # momentum does not inherit the solver residual: momenta of cyclic configs are
+            # then conserved to rounding
+            for i in range(nd):
+                acc = p1[i] + dt * (Lq[i] + force[i])
+                for k in range(nc):
+                    acc -= Dh1[k, i] * lamn[k]
+                p2[i] = acc
+            for k in range(nc):
+                lam[k] = lamn[k]
+            # Commit: q2 = q1 + increment; append (t2, q2) to the history; this step's
+            # midpoint anchors the next step's energy test; (q1, p1) <- (q2, p2) <- new,
+            # u1 <- the step's input
             for i in range(nq):
                 q2[i] = q1[i] + dlt[i]
-            for i in range(nd):
-                p2[i] = p1[i] + dt * (Lq[i] + force[i])
-            # shift the history and append (t2, q2)
             for j in range(HISTORY - 1):
                 hist_t[j] = hist_t[j + 1]
                 for i in range(nq):
                     hist[j, i] = hist[j + 1, i]
-            hist_t[HISTORY - 1] = W[_T2]
+            hist_t[HISTORY - 1] = t2
             for i in range(nq):
                 hist[HISTORY - 1, i] = q2[i]
             I[_NHIST] = min(nhist + 1, HISTORY)
-            # this step's midpoint anchors the next step's energy check
-            anchor[_A_E] = E_m
+            anchor[_A_E] = T_m + V_m
             anchor[_A_T] = T_m
             anchor[_A_V] = V_m
             anchor[_A_DT] = dt
-            anchor[_A_TIME] = W[_T2]
+            anchor[_A_TIME] = t2
             anchor[_A_VALID] = 0.0 if kin_moving else 1.0
             for i in range(nd):
                 va[i] = v[i]
-            # commit: (q1, p1) <- (q2, p2) <- new; u1 <- u_in
             for i in range(nq):
                 W[o[W_Q1] + i] = q1[i]
                 q1[i] = q2[i]
@@ -666,32 +798,56 @@ def step_packed(I, F, W):
                     rnorm <= STALL_ACCEPT * scale):
                 break
             merit_ref = merit
+        # Jacobian: the DEL's J = d r / d q2_d at the midpoint state left in place, and with
+        # constraints the KKT matrix around it
         second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
         kernel.fold_matrix(M, nq, mim_lead, mim_mult)
         kernel.fold_matrix(Lvq, nq, mim_lead, mim_mult)
         kernel.fold_matrix(Lqq, nq, mim_lead, mim_mult)
-        for j in range(nsp):
+        for j in range(sp_idx.shape[0]):
             Lqq[sp_idx[j], sp_idx[j]] -= sp_k[j]
-        for a in range(nd):
-            for b in range(nd):
-                J[a, b] = (0.25 * dt * Lqq[a, b] + 0.5 * (Lvq[b, a] - Lvq[a, b])
-                           - M[a, b] / dt)
-            J[a, a] -= damping[a]
         singular = False
         for a in range(nd):
+            for b in range(nd):
+                J[a, b] = 0.25 * dt * Lqq[a, b] + 0.5 * (Lvq[b, a] - Lvq[a, b]) - M[a, b] / dt
+            J[a, a] -= damping[a]
             if M[a, a] == 0.0:
-                singular = True
-        if singular or not kernel.solve_in_place(J, r):
+                singular = True         # a dynamic config that moves no mass
+        if singular:
+            status = SINGULAR
+            break
+        if nc > 0:
+            joint_twists_into(kind, cframe, corder, R2, P2, S2)
+            constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2,
+                                     th, Dh2)
+            for a in range(nd):
+                for b in range(nd):
+                    K[a, b] = J[a, b]
+                for k in range(nc):
+                    K[a, nd + k] = -Dh1[k, a]
+                rhs[a] = r[a]
+            for k in range(nc):
+                for b in range(nd):
+                    K[nd + k, b] = Dh2[k, b]
+                for m in range(nc):
+                    K[nd + k, nd + m] = 0.0
+                rhs[nd + k] = h2[k]
+        # (without constraints K and rhs are J and r themselves)
+        if not kernel.solve_in_place(K, rhs):
             status = SINGULAR
             break
         big_step = 0.0
         big_x = 0.0
         for i in range(nd):
-            big_step = max(big_step, abs(r[i]))
+            big_step = max(big_step, abs(rhs[i]))
             big_x = max(big_x, abs(dlt[i]))
             base[i] = dlt[i]
-            newton[i] = r[i]
-            dlt[i] -= r[i]
+            newton[i] = rhs[i]
+            dlt[i] -= rhs[i]
+        for k in range(nc):
+            lbase[k] = lamn[k]
+            lstep[k] = rhs[nd + k]
+            lamn[k] -= rhs[nd + k]
         if it == 0:
             correction = big_step
             for i in range(nd):
@@ -699,6 +855,7 @@ def step_packed(I, F, W):
         stalled = big_step <= STALLED * big_x
         base_rnorm = rnorm
         base_scale = scale
+        base_satisfied = satisfied
         trial = True
         alpha = 1.0
         backtracks = 0
@@ -707,6 +864,16 @@ def step_packed(I, F, W):
     I[_STATUS] = status
     I[_ITERS] = it
 
+
+@njit(cache=True)
+def step_packed(I, F, W):
+    """One VI step of a system without constraints from the packed state
+    (:func:`newton_step`); results in W (q2, p2, qm, v) and I's header."""
+    o = _layout(I)
+    model = _model_views(I, F, o)
+    ks = kernel_scratch(I, W, o)
+    st = step_views(I, W, o)
+    newton_step(I, W, o, model, ks, st, acceptance_views(W, o), no_constraints(model, ks, st, W))
 
 
 @njit(cache=True)
@@ -848,7 +1015,8 @@ class FastStepper:
         self.qm = W[o[W_QM]:o[W_QM] + nq]  # midpoint configuration of the last step (nQ,)
         self.v = W[o[W_V]:o[W_V] + nq]     # midpoint velocity (q2 - q1)/dt of the last step
         self._anchor = W[o[W_ANCHOR]:o[W_CHECK]]
-        self._check = W[o[W_CHECK]:o[W_END]]
+        # the last acceptance test (_C_* slots; the general path writes here too)
+        self.check = W[o[W_CHECK]:o[W_END]]
         self._constraints = constraints
         if constraints is None:
             self.lambda1 = np.zeros(0)
@@ -861,6 +1029,7 @@ class FastStepper:
             c = constrained_step.con_layout(I, nc)
             self._CW = np.zeros(c[constrained_step.C_END])
             self.lambda1 = self._CW[c[constrained_step.C_LAM]:c[constrained_step.C_LAMN]]
+            self._h2 = self._CW[c[constrained_step.C_H2]:c[constrained_step.C_DH1]]
 
     @property
     def constrained(self):
@@ -932,7 +1101,14 @@ class FastStepper:
 
     def last_check(self):
         """The last acceptance test as a dict (:func:`check_summary`)."""
-        return check_summary(self._check)
+        return check_summary(self.check)
+
+    def last_violation(self):
+        """max |h_i(q2)| at the last Newton iterate of the last step (None without
+        constraints)."""
+        if self._constraints is None:
+            return None
+        return float(np.abs(self._h2).max(initial=0.0))
 
     def step(self, t1, t2, tolerance, max_iterations):
         """Step from time t1 to t2 with the inputs already in ``u_in``/``k_in``.

@@ -21,13 +21,15 @@ the iterate beyond rounding while the residual is below sqrt(eps) times that siz
 every |h_i(q2)| is at most its constraint's tolerance (trep's rule), and p2 is computed at
 that final iterate.
 
-Globalization (both the compiled and the general path, docs/integrator.md):
+Globalization (the compiled path, with or without constraints, and the general path;
+docs/integrator.md):
 
 * each Newton update is damped by a backtracking line search on the merit 1/2 |r|^2 (r the
-  DEL residual), so a poor first guess does not send the iteration off;
+  DEL residual, and h(q2) with constraints), so a poor first guess does not send the
+  iteration off;
 * the first guess is the order-4 extrapolation of the last equally spaced configurations,
   or (with less history, and as the retry when that fails) the momentum step
-  q1 + dt M(q1)^-1 p1;
+  q1 + dt M(q1)^-1 p1 (the general path has none with constraints: q1, no retry);
 * a converged root is accepted only if it continues the trajectory: (a) its increment
   q2 - q1 is within ``AGREE`` times the length of the linearised step (the first Newton
   iterate from the predictor; or of that Newton correction where the step is ~0) of that
@@ -46,7 +48,8 @@ Globalization (both the compiled and the general path, docs/integrator.md):
   substeps), and the System holds the step's average midpoint ((q1 + q2)/2,
   (q2 - q1)/dt); the second derivatives raise (they exist for single steps only), and
   ``calc_f`` is not zero (the single-step DEL does not hold between q1 and q2).
-  ``last_substeps`` says how many substeps the last step took.
+  ``last_substeps`` says how many substeps the last step took, ``last_check`` the numbers
+  of the last acceptance test.
 
 ``ConvergenceError`` is raised only when no accepted root is found after all of that (or
 the DEL Jacobian is singular); its message gives the residual, and the integrator stays at
@@ -77,7 +80,7 @@ class _StepFailed(Exception):
 
 def _rejection(check):
     """Why a converged root failed the acceptance rule, from a check dict (see
-    ``FastStepper.last_check``)."""
+    ``MidpointVI.last_check``)."""
     why = []
     if check['deviation'] > check['deviation_bound']:
         why.append('it lies %.3g [rad or m] from the linearised step (allowed %.3g): another '
@@ -178,7 +181,8 @@ class MidpointVI:
         self._deriv1 = None
         self._composite = None
         self._no_anchor = fast_step.new_anchor()
-        self._check = np.zeros(fast_step._NCHECK)
+        self._check = (self._fast.check if self._fast is not None
+                       else np.zeros(fast_step._NCHECK))
         self._reset_history()
 
     def _reset_history(self, pairs=None, keep_anchor=False):
@@ -665,6 +669,16 @@ class MidpointVI:
         """Number of substeps the last step was taken as (1: a single step)."""
         return 1 if self._composite is None else len(self._composite[0])
 
+    @property
+    def last_check(self):
+        """The acceptance test of the last root the solver found (after a subdivided
+        step: of its last substep; after a failed step: of the last rejected root, if any)
+        as a dict: ``deviation``,
+        ``deviation_bound`` [rad or m] (test (a)), ``defect``, ``defect_bound`` [J] and
+        ``energy_checked`` (test (b)), ``linearised`` (max-norm of the linearised step's
+        increment); docs/integrator.md defines them."""
+        return fast_step.check_summary(self._check)
+
     def _fast_message(self, status, iterations, rnorm, t2):
         if status == fast_step.NOT_FINITE:
             return ('step to t=%g: the DEL residual became non-finite after %d iterations'
@@ -673,11 +687,13 @@ class MidpointVI:
             return ('step to t=%g: singular DEL Jacobian (a dynamic config that moves no '
                     'mass?)' % t2)
         if status == fast_step.REJECTED:
-            c = self._fast.last_check()
+            c = self.last_check
             return ('step to t=%g: root rejected (|DEL| = %.3g): %s'
                     % (t2, rnorm, _rejection(c)))
-        return ('step to t=%g failed to converge after %d iterations (|DEL| = %.3g)'
-                % (t2, iterations, rnorm))
+        violation = self._fast.last_violation()
+        return ('step to t=%g failed to converge after %d iterations (|DEL| = %.3g%s)'
+                % (t2, iterations, rnorm,
+                   '' if violation is None else ', max |h| = %.3g' % violation))
 
     def _fail(self, status, iterations, rnorm, t2, u1, k2):
         if status == fast_step.BAD_INPUT:
@@ -772,7 +788,7 @@ class MidpointVI:
                                         check)
         if not accepted:
             raise _StepFailed('step to t=%g: root rejected (|DEL| = %.3g): %s'
-                              % (t2, rnorm, _rejection(fast_step.check_summary(check))))
+                              % (t2, rnorm, _rejection(self.last_check)))
         self._next_anchor = None if kin_moving else (
             np.array((T_m + V_m, T_m, V_m, dt, t2, 1.0)), v)
 
