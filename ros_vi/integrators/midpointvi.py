@@ -21,12 +21,31 @@ the iterate beyond rounding while the residual is below sqrt(eps) times that siz
 every |h_i(q2)| is at most its constraint's tolerance (trep's rule), and p2 is computed at
 that final iterate.
 """
+import math
+
 import numpy as np
 import scipy.linalg
 
 from ..mechanics import dynamics
 from . import fast_step
 from .fast_step import FastStepper
+
+
+_DGESV = scipy.linalg.get_lapack_funcs('gesv', (np.zeros((1, 1)),))
+
+
+def _solve_newton(A, r):
+    """x with A x = r for the square Newton matrix A (LAPACK gesv: the LU solve of
+    ``scipy.linalg.solve`` without its condition estimate and checks, ~10x cheaper at
+    these sizes).  Raises ``LinAlgError`` for an exactly singular A."""
+    if A.shape[0] == 0:
+        return r.copy()
+    _, _, x, info = _DGESV(A, r)
+    if info > 0:
+        raise np.linalg.LinAlgError('singular matrix (zero pivot %d)' % info)
+    if info < 0:
+        raise ValueError('gesv: illegal argument %d' % -info)
+    return x
 
 
 class ConvergenceError(Exception):
@@ -256,7 +275,7 @@ class MidpointVI:
         (nQd,) [N s or N m s], at the midpoint of the current step."""
         self.set_midpoint()
         dt = self._t2 - self._t1
-        return dt * dynamics.applied_terms(self._system).F[:self.nd].copy()
+        return dt * dynamics.applied_forces(self._system).F[:self.nd].copy()
 
     def _D2Ld(self):
         """p2 = dt/2 L_q + L_v at the midpoint of (q1, q2) (leaves the system there)."""
@@ -265,7 +284,7 @@ class MidpointVI:
         dt = self._t2 - self._t1
         nd = self.nd
         Lq, Lv, T, Vg = dynamics.first_order_terms(self._model, self._data)
-        Lq = Lq - dynamics.applied_terms(s).V_dq if s.general_potentials else Lq
+        Lq = Lq - dynamics.applied_forces(s).V_dq if s.general_potentials else Lq
         return (0.5 * dt * Lq + Lv)[:nd].copy()
 
     def _residual(self, delta, lam):
@@ -277,24 +296,27 @@ class MidpointVI:
         the p2 update.
         """
         s = self._system
-        nd = self.nd
+        model, data = self._model, self._data
+        nd = model.nd
+        nc = self.nc
         dt = self._t2 - self._t1
-        if self.nc:
+        if nc:
             # h(q2) and Dh(q2) at the same state, so the constraints share its kinematics
-            self._data.set(self._q1 + delta, delta / dt, self._u1, self._t2)
+            data.set(self._q1 + delta, delta / dt, self._u1, self._t2)
             h2 = dynamics.constraint_values(s)
             self._Dh2 = dynamics.constraint_jacobian(s)
-        self._data.set(self._q1 + 0.5 * delta, delta / dt, self._u1,
-                       0.5 * (self._t1 + self._t2))
-        Lq, Lv, T, Vg = dynamics.first_order_terms(self._model, self._data)
-        e = dynamics.applied_terms(s)
-        impulse = dt * (Lq - e.V_dq + e.F)[:nd]
-        half = (0.5 * dt * (Lq - e.V_dq))[:nd]
-        r = self._p1 + impulse - (half + Lv[:nd])
+        data.set(self._q1 + 0.5 * delta, delta / dt, self._u1, 0.5 * (self._t1 + self._t2))
+        Lq, Lv, T, Vg = dynamics.first_order_terms(model, data)
+        e = dynamics.applied_forces(s)
+        conservative = Lq - e.V_dq
+        impulse = dt * (conservative + e.F)[:nd]
+        half = (0.5 * dt * conservative)[:nd]
+        Lv = Lv[:nd]
+        r = self._p1 + impulse - (half + Lv)
         # size of the residual's terms: the root can only be found to rounding of these
-        self._residual_scale = np.linalg.norm(np.abs(self._p1) + np.abs(half)
-                                              + np.abs(Lv[:nd]) + np.abs(dt * e.F[:nd]))
-        if self.nc:
+        size = np.abs(self._p1) + np.abs(half) + np.abs(Lv) + np.abs(dt * e.F[:nd])
+        self._residual_scale = math.sqrt(size @ size)      # its 2-norm
+        if nc:
             constraint_impulse = self._Dh1[:, :nd].T @ lam
             self._impulse = impulse - constraint_impulse
             return np.concatenate([r - constraint_impulse, h2])
@@ -320,6 +342,20 @@ class MidpointVI:
         P2 = A + 0.5 * (Lqv + Lvq) + M / dt
         P1 = A - 0.5 * Lqv + 0.5 * Lvq - M / dt
         return J2[:nd], J1[:nd], P2[:nd], P1[:nd], dt * e.F_du[:nd]
+
+    def _newton_jacobian(self):
+        """d(D1 Ld + f-)/dq2 over the dynamic configs, (nd, nd), at the current midpoint
+        state: the block of ``_midpoint_partials()[0]`` that Newton's method uses (same
+        operations), without the other partials or the input derivative."""
+        nd = self._model.nd
+        dt = self._t2 - self._t1
+        t = dynamics.lagrangian_terms(self._model, self._data)
+        e = dynamics.applied_jacobians(self._system)
+        d = slice(0, nd)
+        Lvq = t.Lvq[d, d]
+        A = 0.25 * dt * (t.Lqq[d, d] - e.V_dqdq[d, d])
+        return (A + 0.5 * (Lvq.T - Lvq) - t.M[d, d] / dt + 0.5 * dt * e.F_dq[d, d]
+                + e.F_ddq[d, d])
 
     def _constraint_jacobian_at(self, q):
         self._data.set(q, np.zeros(self.nq))
@@ -463,13 +499,12 @@ class MidpointVI:
             if iterations >= max_iterations:
                 raise ConvergenceError('failed to converge after %d iterations '
                                        '(|DEL| = %.3g)' % (iterations, np.linalg.norm(r)))
-            J2 = self._midpoint_partials()[0]
             A = np.zeros((nd + nc, nd + nc))
-            A[:nd, :nd] = J2[:, :nd]
+            A[:nd, :nd] = self._newton_jacobian()
             if nc:
                 A[:nd, nd:] = -self._Dh1[:, :nd].T
                 A[nd:, :nd] = self._Dh2[:, :nd]
-            step = scipy.linalg.solve(A, r, check_finite=False)
+            step = _solve_newton(A, r)
             stalled = (np.abs(step[:nd]).max(initial=0.0)
                        <= fast_step.STALLED * np.abs(delta[:nd]).max(initial=0.0))
             delta = delta.copy()

@@ -24,6 +24,8 @@ class Cache:
     """
     kinematics = None    # (R (nf, 3, 3), P (nf, 3), S (nQ, 6))
     lagrangian = None    # LagrangianTerms
+    applied_forces = None   # AppliedForces: their first-order part alone
+    applied_jacobians = None   # AppliedJacobians: its q and dq derivatives
     applied = None       # AppliedTerms of the non-kernel potentials and all forces
     dynamics = None      # (ddq_d (nQd,), lambda (nc,))
     dynamics1 = None     # first derivatives of the dynamics

@@ -16,6 +16,7 @@ import itertools
 import numpy as np
 
 from .config import Config
+from .data import StateMemo
 from .kernel import FIXED, ROT_X, ROT_Y, ROT_Z, TRANS_X, TRANS_Y, TRANS_Z
 
 WORLD = 'world'
@@ -204,6 +205,10 @@ class Frame:
         self._mass = 0.0
         self._inertia = np.zeros((3, 3))
         self._index = -1
+        # this frame's poses and pose derivatives at the current state (user forces ask
+        # for the same ones for every config pair; trep caches them per state as well)
+        self._results = StateMemo(self._system)
+        self._uses = (None, {})
         where = 'frame %r' % (name,)
         if name is None and isinstance(param, str):
             where = 'unnamed %s frame of config %r' % (transform, param)
@@ -307,6 +312,17 @@ class Frame:
     def uses_config(self, q):
         """True if this frame's pose depends on config ``q`` (identifier or object)."""
         config = self._system.get_config(q)
+        model = self._system.model
+        known, answers = self._uses
+        if known is not model:                 # the answers hold for one structure
+            answers = {}
+            self._uses = (model, answers)
+        answer = answers.get(config)
+        if answer is None:
+            answer = answers[config] = self._reaches_config(config)
+        return answer
+
+    def _reaches_config(self, config):
         frame = config._frame
         node = self
         while node is not None:
@@ -546,14 +562,43 @@ class Frame:
     def _kin(self):
         return self._system._kinematics()
 
+    def _memoised(self, kind, configs, compute):
+        """``compute(configs)`` memoised for the current state under ``kind`` and the
+        config indices (sorted: mixed partials commute).  The result is shared: callers
+        copy before handing it out."""
+        get = self._system.get_config
+        if len(configs) == 1:
+            key = (kind, get(configs[0]).index)
+        else:
+            key = (kind,) + tuple(sorted([get(c).index for c in configs]))
+        memo = self._results.get()
+        out = memo.get(key)
+        if out is None:
+            out = memo[key] = compute(configs)
+        return out
+
+    def _pose(self):
+        memo = self._results.get()
+        g = memo.get('g')
+        if g is None:
+            R, P, _ = self._kin()
+            i = self.index
+            g = np.eye(4)
+            g[:3, :3] = R[i]
+            g[:3, 3] = P[i]
+            memo['g'] = g
+        return g
+
+    def _pose_inverse(self):
+        memo = self._results.get()
+        g = memo.get('g_inv')
+        if g is None:
+            g = memo['g_inv'] = _inverse(self._pose())
+        return g
+
     def g(self):
         """(4, 4) world pose of this frame: maps frame coordinates to world coordinates."""
-        R, P, _ = self._kin()
-        i = self.index
-        g = np.eye(4)
-        g[:3, :3] = R[i]
-        g[:3, 3] = P[i]
-        return g
+        return self._pose().copy()
 
     def _sorted_configs(self, configs):
         """Config indices sorted shallow-to-deep, or None if any does not move this frame."""
@@ -589,51 +634,51 @@ class Frame:
 
     def g_dq(self, q1):
         """d g / d q1, (4, 4)."""
-        return self._g_d((q1,))
+        return self._memoised('g', (q1,), self._g_d).copy()
 
     def g_dqdq(self, q1, q2):
         """d^2 g / d q1 d q2, (4, 4)."""
-        return self._g_d((q1, q2))
+        return self._memoised('g', (q1, q2), self._g_d).copy()
 
     def g_dqdqdq(self, q1, q2, q3):
         """Third derivative of :meth:`g`."""
-        return self._g_d((q1, q2, q3))
+        return self._memoised('g', (q1, q2, q3), self._g_d).copy()
 
     def g_dqdqdqdq(self, q1, q2, q3, q4):
         """Fourth derivative of :meth:`g`."""
-        return self._g_d((q1, q2, q3, q4))
+        return self._memoised('g', (q1, q2, q3, q4), self._g_d).copy()
 
     def g_inv(self):
         """(4, 4) inverse world pose (world coordinates to frame coordinates)."""
-        return _inverse(self.g())
+        return self._pose_inverse().copy()
 
     def g_inv_dq(self, q1):
         """d g^-1 / d q1, (4, 4)."""
-        return self._g_inv_d((q1,))
+        return self._memoised('g_inv', (q1,), self._g_inv_d).copy()
 
     def g_inv_dqdq(self, q1, q2):
         """d^2 g^-1 / d q1 d q2, (4, 4)."""
-        return self._g_inv_d((q1, q2))
+        return self._memoised('g_inv', (q1, q2), self._g_inv_d).copy()
 
     def p(self):
         """World position of the origin, homogeneous (4,) = [x, y, z, 1] [m]."""
-        return self.g()[:, 3].copy()
+        return self._pose()[:, 3].copy()
 
     def p_dq(self, q1):
         """d p / d q1, homogeneous (4,) with last entry 0."""
-        return self._g_d((q1,))[:, 3].copy()
+        return self._memoised('g', (q1,), self._g_d)[:, 3].copy()
 
     def p_dqdq(self, q1, q2):
         """Second derivative of :meth:`p`, (4,)."""
-        return self._g_d((q1, q2))[:, 3].copy()
+        return self._memoised('g', (q1, q2), self._g_d)[:, 3].copy()
 
     def p_dqdqdq(self, q1, q2, q3):
         """Third derivative of :meth:`p`, (4,)."""
-        return self._g_d((q1, q2, q3))[:, 3].copy()
+        return self._memoised('g', (q1, q2, q3), self._g_d)[:, 3].copy()
 
     def p_dqdqdqdq(self, q1, q2, q3, q4):
         """Fourth derivative of :meth:`p`, (4,)."""
-        return self._g_d((q1, q2, q3, q4))[:, 3].copy()
+        return self._memoised('g', (q1, q2, q3, q4), self._g_d)[:, 3].copy()
 
     # ------------------------------------------------------------------ body velocity
     def _vb_term(self, vel_config, q_configs):

@@ -117,7 +117,10 @@ class Model:
         args = self.dyn_args()
         return kernel.lagrangian_terms(*args, self.anc, gvec, q, dq)
 
-    def first_order(self, gvec, q, dq):
-        """``(Lq, Lv, T, Vg)`` only (one O(n) pass)."""
+    def first_order(self, gvec, q, dq, with_kinematics=False):
+        """``(Lq, Lv, T, Vg)`` only (one O(n) pass); with ``with_kinematics`` also the
+        ``(R, P, S)`` of :meth:`kinematics` that the pass computes on the way."""
         out = kernel.first_order(*self.dyn_args(), gvec, q, dq)
+        if with_kinematics:
+            return out[6], out[7], out[8], out[9], (out[0], out[1], out[2])
         return out[6], out[7], out[8], out[9]

@@ -25,6 +25,7 @@ from .._derivcheck import abstract
 from ..constraint import Constraint
 from ..data import StateMemo
 from ..frame import Frame, resolve_frame
+from ..framevectors import frame_vectors
 
 _AXES = {'x': 0, 'y': 1, 'z': 2}
 _PLANES = {'xy': (0, 1), 'xz': (0, 2), 'yz': (1, 2)}
@@ -184,20 +185,33 @@ class FrameConstraint(Constraint):
 
     def _direction(self, frame, order, direction):
         """Derivatives of the frame-fixed direction ``direction`` (world R n), memoised."""
+        if order <= 2:
+            return self._stacked(frame, order, direction)
         tag = ('n', frame.index, direction.tobytes())
         return self._vmemo.get(tag, order, lambda m: _chain_derivatives(
             self._system, frame, m, direction))
 
     def _derivs(self, order):
-        """``[h, h_dq, h_dqdq, h_dqdqdq]`` up to ``order`` at the current state (memoised)."""
-        return self._memo.get('h', order, self._compute)
+        """``[h, h_dq, h_dqdq, h_dqdqdq]`` up to ``order`` at the current state (memoised;
+        h alone is computed with its gradient, which the integrator asks for next)."""
+        return self._memo.get('h', max(order, 1), self._compute)
 
     def _compute(self, order):
         raise abstract(self, '_compute')
 
     def _point(self, frame, order):
+        if order <= 2:
+            return self._stacked(frame, order)
         return self._vmemo.get(('p', frame.index), order,
                               lambda n: _chain_derivatives(self._system, frame, n))
+
+    def _stacked(self, frame, order, direction=None):
+        """``[x, D1, D2][:order + 1]`` from the System's stacked frame vectors (shared
+        arrays: read only)."""
+        vectors = frame_vectors(self._system)
+        i = vectors.slot(frame, direction)
+        X, D1, D2 = vectors.get(order)
+        return [X[i], D1[i], D2[i]][:order + 1]
 
     def h(self):
         return float(self._derivs(0)[0])

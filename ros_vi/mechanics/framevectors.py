@@ -1,0 +1,193 @@
+"""World vectors attached to frames, stacked for all the built-in components of a System.
+
+Constraints, springs, dampers and wrenches need the world origin of some frames (and some
+frame-fixed directions) with their first and second config derivatives, and many of them
+share frames.  :func:`frame_vectors` gives, per System, one registry of those vectors:
+each component asks once per structure for a slot (:meth:`FrameVectors.slot`), and the
+vectors of every slot are computed together, once per state, by one compiled kernel
+(:func:`ros_vi.mechanics.kernel.frame_vectors`; the derivative formulas are those of
+:mod:`ros_vi.mechanics.constraints.point`).
+
+Example
+-------
+>>> fv = frame_vectors(system)
+>>> i = fv.slot(system.get_frame('tip'))            # the origin of frame 'tip'
+>>> X, D1, D2 = fv.get(2)
+>>> X[i], D1[i], D2[i]                              # (3,) [m], (nQ, 3), (nQ, nQ, 3)
+"""
+import weakref
+
+import numpy as np
+
+from . import kernel
+from .data import StateMemo
+
+_REGISTRIES = weakref.WeakKeyDictionary()
+
+
+def frame_vectors(system):
+    """The :class:`FrameVectors` registry of ``system`` (one per System)."""
+    registry = _REGISTRIES.get(system)
+    if registry is None:
+        registry = _REGISTRIES[system] = FrameVectors(system)
+    return registry
+
+
+class FrameVectors:
+    """Registered frame origins / frame-fixed directions of one System and their stacked
+    derivatives at its current state.
+
+    Slots hold for one structure (the registry empties itself when the Model is rebuilt,
+    and components ask for their slots again); results hold for one state.
+    """
+
+    def __init__(self, system):
+        self._system = system
+        self._model = None
+        self._slots = {}
+        self._items = []          # (frame index, direction (3,) or None)
+        self._arrays = None       # kernel arguments for the current items
+        self._memo = StateMemo(system)
+
+    def _current_model(self):
+        model = self._system.model
+        if model is not self._model:
+            self._model = model
+            self._slots = {}
+            self._items = []
+            self._arrays = None
+            self._memo.clear()
+        return model
+
+    def slot(self, frame, direction=None):
+        """Row of the origin of ``frame`` (``direction`` None) or of the frame-fixed
+        ``direction`` (3,) in the arrays of :meth:`get`, for the current structure."""
+        self._current_model()
+        i = frame.index
+        key = (i, None) if direction is None else (i, np.asarray(direction, float).tobytes())
+        s = self._slots.get(key)
+        if s is None:
+            s = self._slots[key] = len(self._items)
+            self._items.append((i, None if direction is None
+                                else np.array(direction, dtype=float).reshape(3)))
+            self._arrays = None
+        return s
+
+    def _kernel_arrays(self):
+        if self._arrays is None:
+            from .constraints.point import _chain      # the one rule for a frame's configs
+            model = self._model
+            chains = [_chain(model, i) for i, _ in self._items]
+            ptr = np.zeros(len(chains) + 1, dtype=np.int64)
+            ptr[1:] = np.cumsum([c.size for c in chains])
+            cfg = (np.concatenate(chains).astype(np.int64) if chains
+                   else np.zeros(0, dtype=np.int64))
+            frames = np.array([i for i, _ in self._items], dtype=np.int64)
+            dirs = np.array([np.zeros(3) if d is None else d for _, d in self._items],
+                            dtype=float).reshape(-1, 3)
+            point = np.array([d is None for _, d in self._items], dtype=np.bool_)
+            self._arrays = (frames, dirs, point, ptr, cfg)
+        return self._arrays
+
+    def chain(self, slot):
+        """The configs (int array, shallow to deep) that move the vector of ``slot``; its
+        derivatives in every other config are zero."""
+        self._current_model()
+        _, _, _, ptr, cfg = self._kernel_arrays()
+        return cfg[ptr[slot]:ptr[slot + 1]]
+
+    def get(self, order):
+        """``(X (k, 3), D1 (k, nQ, 3), D2 (k, nQ, nQ, 3))`` of every slot at the current
+        state, computed to at least ``order`` (D2 is empty below order 2).  The arrays are
+        shared: read them, never write into them."""
+        self._current_model()
+        memo = self._memo.get()
+        have = memo.get('x')
+        k = len(self._items)
+        if have is None or have[0] < order or have[1] != k:
+            R, P, S = self._system._kinematics()
+            order = max(order, 1 if have is None else have[0])
+            X, D1, D2 = kernel.frame_vectors(R, P, S, *self._kernel_arrays(), order)
+            have = memo['x'] = (order, k, (X, D1, D2))
+        return have[2]
+
+
+_BATCHES = weakref.WeakKeyDictionary()
+
+
+def batch_of(system, cls):
+    """The :class:`ComponentBatch` of the components of exactly type ``cls`` (subclasses
+    keep their own per-object methods) in ``system`` (one per System and class)."""
+    batches = _BATCHES.get(system)
+    if batches is None:
+        batches = _BATCHES[system] = {}
+    batch = batches.get(cls)
+    if batch is None:
+        batch = batches[cls] = ComponentBatch(system, cls)
+    return batch
+
+
+class ComponentBatch:
+    """All built-in components of one class in a System, evaluated together.
+
+    The class provides ``_stacked_compute(batch, order)`` (every member's arrays at the
+    current state, to at least ``order``) and ``_stacked_sums(batch, part)`` (their sum
+    for ``part`` 'first' or 'jacobian', or None to fall back to per-object evaluation).
+    ``members`` (System order: potentials, forces, then constraints) and ``row(component)``
+    hold for one structure; ``get(order)`` is computed once per state (again when a
+    higher order is asked).  ``slots`` and ``params`` are free for the class to keep
+    structure-fixed arrays (both emptied with the structure).
+    """
+
+    def __init__(self, system, cls):
+        self._system = system
+        self._cls = cls
+        self._model = None
+        self._members = ()
+        self.slots = None
+        self.params = None
+        self._rows = {}
+        self._memo = StateMemo(system)
+
+    @property
+    def system(self):
+        """The System the members belong to (read only)."""
+        return self._system
+
+    @property
+    def members(self):
+        """The System's components of exactly the batch's class (tuple, System order)."""
+        self._structure()
+        return self._members
+
+    def _structure(self):
+        system = self._system
+        model = system.model
+        if model is not self._model:
+            self._model = model
+            self._members = tuple(c for c in system.potentials + system.forces
+                                  + system.constraints if type(c) is self._cls)
+            self._rows = {id(c): r for r, c in enumerate(self._members)}
+            self.slots = self.params = None
+            self._memo.clear()
+
+    def row(self, component):
+        """Index of ``component`` in ``members`` (None if it is not a member)."""
+        self._structure()
+        return self._rows.get(id(component))
+
+    def get(self, order):
+        """``_stacked_compute(self, order')`` at the current state, ``order' >= order``."""
+        # a state memo that is still valid implies an unchanged structure (every structure
+        # change replaces the state's cache)
+        memo = self._memo.get()
+        have = memo.get('out')
+        if have is None or have[0] < order:
+            self._structure()
+            memo = self._memo.get()
+            have = memo['out'] = (order, self._cls._stacked_compute(self, order))
+        return have[1]
+
+    def sums(self, part):
+        """The members' summed arrays for ``part`` ('first' or 'jacobian'), or None."""
+        return self._cls._stacked_sums(self, part)
