@@ -21,10 +21,10 @@ the iterate beyond rounding while the residual is below sqrt(eps) times that siz
 every |h_i(q2)| is at most its constraint's tolerance (trep's rule), and p2 is computed at
 that final iterate.
 """
-import math
 
 import numpy as np
 import scipy.linalg
+from numba import njit
 
 from ..mechanics import dynamics
 from . import fast_step
@@ -46,6 +46,39 @@ def _solve_newton(A, r):
     if info < 0:
         raise ValueError('gesv: illegal argument %d' % -info)
     return x
+
+
+@njit(cache=True)
+def _del_residual(p1, Lq, Lv, V_dq, F, dt, nd):
+    """The DEL residual of the dynamic configs before constraint forces, ``p1 + D1 Ld +
+    f-`` (nd,), the step's impulse ``dt (L_q - V_q + F)`` (nd,) and the 2-norm of the
+    size of the residual's terms ``|p1| + |dt/2 (L_q - V_q)| + |L_v| + |dt F|``: the
+    NumPy expressions of the module docstring, element by element in one call."""
+    r = np.empty(nd)
+    impulse = np.empty(nd)
+    size2 = 0.0
+    for i in range(nd):
+        conservative = Lq[i] - V_dq[i]
+        imp = dt * (conservative + F[i])
+        half = 0.5 * dt * conservative
+        r[i] = p1[i] + imp - (half + Lv[i])
+        impulse[i] = imp
+        size = abs(p1[i]) + abs(half) + abs(Lv[i]) + abs(dt * F[i])
+        size2 += size * size
+    return r, impulse, np.sqrt(size2)
+
+
+@njit(cache=True)
+def _del_jacobian(Lqq, V_dqdq, Lvq, M, F_dq, F_ddq, dt, nd):
+    """d(D1 Ld + f-)/dq2 over the dynamic configs (nd, nd) from the Lagrangian's and the
+    applied terms' partials at the midpoint (see ``MidpointVI._midpoint_partials``)."""
+    J = np.empty((nd, nd))
+    for i in range(nd):
+        for j in range(nd):
+            A = 0.25 * dt * (Lqq[i, j] - V_dqdq[i, j])
+            J[i, j] = (A + 0.5 * (Lvq[j, i] - Lvq[i, j]) - M[i, j] / dt
+                       + 0.5 * dt * F_dq[i, j] + F_ddq[i, j])
+    return J
 
 
 class ConvergenceError(Exception):
@@ -75,7 +108,7 @@ def _flat_length(value):
 def _vector(value, n, what):
     """``value`` as a new finite float array of shape (n,)."""
     arr = np.array(_sized(value, n, what), dtype=float)
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = np.nonzero(~np.isfinite(arr))[0]
         raise ValueError('%s has non-finite entries at %s: %s' % (what, bad.tolist(), arr))
     return arr
@@ -308,14 +341,9 @@ class MidpointVI:
         data.set(self._q1 + 0.5 * delta, delta / dt, self._u1, 0.5 * (self._t1 + self._t2))
         Lq, Lv, T, Vg = dynamics.first_order_terms(model, data)
         e = dynamics.applied_forces(s)
-        conservative = Lq - e.V_dq
-        impulse = dt * (conservative + e.F)[:nd]
-        half = (0.5 * dt * conservative)[:nd]
-        Lv = Lv[:nd]
-        r = self._p1 + impulse - (half + Lv)
-        # size of the residual's terms: the root can only be found to rounding of these
-        size = np.abs(self._p1) + np.abs(half) + np.abs(Lv) + np.abs(dt * e.F[:nd])
-        self._residual_scale = math.sqrt(size @ size)      # its 2-norm
+        # the residual's terms' size: the root can only be found to rounding of these
+        r, impulse, self._residual_scale = _del_residual(self._p1, Lq, Lv, e.V_dq, e.F, dt,
+                                                         nd)
         if nc:
             constraint_impulse = self._Dh1[:, :nd].T @ lam
             self._impulse = impulse - constraint_impulse
@@ -347,15 +375,10 @@ class MidpointVI:
         """d(D1 Ld + f-)/dq2 over the dynamic configs, (nd, nd), at the current midpoint
         state: the block of ``_midpoint_partials()[0]`` that Newton's method uses (same
         operations), without the other partials or the input derivative."""
-        nd = self._model.nd
-        dt = self._t2 - self._t1
         t = dynamics.lagrangian_terms(self._model, self._data)
         e = dynamics.applied_jacobians(self._system)
-        d = slice(0, nd)
-        Lvq = t.Lvq[d, d]
-        A = 0.25 * dt * (t.Lqq[d, d] - e.V_dqdq[d, d])
-        return (A + 0.5 * (Lvq.T - Lvq) - t.M[d, d] / dt + 0.5 * dt * e.F_dq[d, d]
-                + e.F_ddq[d, d])
+        return _del_jacobian(t.Lqq, e.V_dqdq, t.Lvq, t.M, e.F_dq, e.F_ddq,
+                             self._t2 - self._t1, self._model.nd)
 
     def _constraint_jacobian_at(self, q):
         self._data.set(q, np.zeros(self.nq))
@@ -487,14 +510,14 @@ class MidpointVI:
         stalled = False
         while True:
             r = self._residual(delta, lam)
-            if not np.all(np.isfinite(r)):
+            if not np.isfinite(r).all():
                 raise ConvergenceError('the DEL residual became non-finite at iteration %d '
                                        '(q2 = %s)' % (iterations, self._q1 + delta))
             floor = fast_step.ROUNDING * self._residual_scale
             rnorm = np.linalg.norm(r[:nd])
             if ((rnorm <= max(self.tolerance, floor)
                  or (stalled and rnorm <= fast_step.STALL_ACCEPT * self._residual_scale))
-                    and np.all(np.abs(r[nd:]) <= tols)):
+                    and (np.abs(r[nd:]) <= tols).all()):
                 return self._q1 + delta, self._p1 + self._impulse, lam, iterations
             if iterations >= max_iterations:
                 raise ConvergenceError('failed to converge after %d iterations '

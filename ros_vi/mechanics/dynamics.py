@@ -236,16 +236,52 @@ def applied_terms(system):
     return cache.applied
 
 
+def _constraint_groups(system):
+    """For the current structure: ``[(entry, rows)]`` covering every constraint once, an
+    entry being a :class:`~ros_vi.mechanics.framevectors.ComponentBatch` of a built-in
+    class evaluated together (``rows`` int array of its members' indices) or a single
+    constraint (``rows`` its index)."""
+    model = system.model
+    have = _CONSTRAINT_GROUPS.get(system)
+    if have is None or have[0] is not model:
+        groups, batches = [], {}
+        for i, con in enumerate(system.constraints):
+            cls = type(con)
+            if cls.__dict__.get('_stacked_constraint'):
+                if cls not in batches:
+                    batches[cls] = []
+                    groups.append((batch_of(system, cls), batches[cls]))
+                batches[cls].append(i)
+            else:
+                groups.append((con, i))
+        groups = [(e, np.array(r, dtype=np.int64) if isinstance(r, list) else r)
+                  for e, r in groups]
+        have = _CONSTRAINT_GROUPS[system] = (model, groups)
+    return have[1]
+
+
+_CONSTRAINT_GROUPS = weakref.WeakKeyDictionary()
+
+
 def constraint_values(system):
     """h(q) of every constraint, (nc,)."""
-    return np.array([con.h() for con in system.constraints])
+    out = np.zeros(system.nc)
+    for entry, rows in _constraint_groups(system):
+        if isinstance(entry, ComponentBatch):
+            out[rows] = entry.get(1)[0]
+        else:
+            out[rows] = entry.h()
+    return out
 
 
 def constraint_jacobian(system):
     """Dh(q), (nc, nQ)."""
     out = np.zeros((system.nc, system.nQ))
-    for i, con in enumerate(system.constraints):
-        out[i] = con.h_dq_array()
+    for entry, rows in _constraint_groups(system):
+        if isinstance(entry, ComponentBatch):
+            out[rows] = entry.get(1)[1]
+        else:
+            out[rows] = entry.h_dq_array()
     return out
 
 
@@ -253,8 +289,11 @@ def constraint_hessians(system):
     """d2h/dq2 of every constraint, (nc, nQ, nQ)."""
     nq = system.nQ
     out = np.zeros((system.nc, nq, nq))
-    for i, con in enumerate(system.constraints):
-        out[i] = con.h_dqdq_array()
+    for entry, rows in _constraint_groups(system):
+        if isinstance(entry, ComponentBatch):
+            out[rows] = entry.get(2)[2]
+        else:
+            out[rows] = entry.h_dqdq_array()
     return out
 
 

@@ -32,7 +32,8 @@ _ONE_PARAM = (RX, RY, RZ, TX, TY, TZ)
 
 def hat(twist):
     """4x4 matrix of a twist ``(wx, wy, wz, vx, vy, vz)``."""
-    w0, w1, w2, v0, v1, v2 = twist
+    # Python numbers build the matrix faster than NumPy scalars
+    w0, w1, w2, v0, v1, v2 = twist.tolist() if isinstance(twist, np.ndarray) else twist
     return np.array([[0.0, -w2, w1, v0],
                      [w2, 0.0, -w0, v1],
                      [-w1, w0, 0.0, v2],
@@ -577,6 +578,21 @@ class Frame:
             out = memo[key] = compute(configs)
         return out
 
+    def _stacked_pose(self):
+        """This frame's stacked pose derivatives at the current state (the
+        :mod:`~ros_vi.mechanics.tapemeasure` helper, every config at once: one evaluation
+        serves the whole config-by-config loop of a user force)."""
+        memo = self._results.get()
+        out = memo.get('stacked')
+        if out is None:
+            from .tapemeasure import pose_derivatives   # it imports this module
+            out = pose_derivatives(memo, self)
+            memo['stacked'] = out
+        return out
+
+    def _index_of(self, q):
+        return self._system.get_config(q).index
+
     def _pose(self):
         memo = self._results.get()
         g = memo.get('g')
@@ -634,11 +650,11 @@ class Frame:
 
     def g_dq(self, q1):
         """d g / d q1, (4, 4)."""
-        return self._memoised('g', (q1,), self._g_d).copy()
+        return self._stacked_pose().G1[self._index_of(q1)].copy()
 
     def g_dqdq(self, q1, q2):
         """d^2 g / d q1 d q2, (4, 4)."""
-        return self._memoised('g', (q1, q2), self._g_d).copy()
+        return self._stacked_pose().G2[self._index_of(q1), self._index_of(q2)].copy()
 
     def g_dqdqdq(self, q1, q2, q3):
         """Third derivative of :meth:`g`."""
@@ -654,11 +670,11 @@ class Frame:
 
     def g_inv_dq(self, q1):
         """d g^-1 / d q1, (4, 4)."""
-        return self._memoised('g_inv', (q1,), self._g_inv_d).copy()
+        return self._stacked_pose().GI1[self._index_of(q1)].copy()
 
     def g_inv_dqdq(self, q1, q2):
         """d^2 g^-1 / d q1 d q2, (4, 4)."""
-        return self._memoised('g_inv', (q1, q2), self._g_inv_d).copy()
+        return self._stacked_pose().GI2[self._index_of(q1), self._index_of(q2)].copy()
 
     def p(self):
         """World position of the origin, homogeneous (4,) = [x, y, z, 1] [m]."""
@@ -666,11 +682,11 @@ class Frame:
 
     def p_dq(self, q1):
         """d p / d q1, homogeneous (4,) with last entry 0."""
-        return self._memoised('g', (q1,), self._g_d)[:, 3].copy()
+        return self._stacked_pose().G1[self._index_of(q1), :, 3].copy()
 
     def p_dqdq(self, q1, q2):
         """Second derivative of :meth:`p`, (4,)."""
-        return self._memoised('g', (q1, q2), self._g_d)[:, 3].copy()
+        return self._stacked_pose().G2[self._index_of(q1), self._index_of(q2), :, 3].copy()
 
     def p_dqdqdq(self, q1, q2, q3):
         """Third derivative of :meth:`p`, (4,)."""
@@ -703,15 +719,19 @@ class Frame:
 
     def vb(self):
         """(4, 4) body velocity g^-1 dg/dt (twist in this frame's coordinates)."""
-        return self._vb_d(())
+        memo = self._results.get()
+        out = memo.get('vb')
+        if out is None:
+            out = memo['vb'] = self._vb_d(())
+        return out.copy()
 
     def vb_dq(self, q1):
         """d vb / d q1, (4, 4)."""
-        return self._vb_d((q1,))
+        return self._memoised('vb', (q1,), self._vb_d).copy()
 
     def vb_dqdq(self, q1, q2):
         """d^2 vb / d q1 d q2, (4, 4)."""
-        return self._vb_d((q1, q2))
+        return self._memoised('vb', (q1, q2), self._vb_d).copy()
 
     def vb_dqdqdq(self, q1, q2, q3):
         """Third q-derivative of :meth:`vb`, (4, 4)."""
@@ -719,7 +739,8 @@ class Frame:
 
     def vb_ddq(self, dq1):
         """d vb / d dq1 (derivative with respect to a velocity), (4, 4)."""
-        return self._vb_term(dq1, [])
+        return self._memoised('vb_ddq', (dq1,),
+                              lambda configs: self._vb_term(configs[0], [])).copy()
 
     def vb_ddqdq(self, dq1, q2):
         """d^2 vb / d dq1 d q2, (4, 4)."""

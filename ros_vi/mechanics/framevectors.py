@@ -25,6 +25,31 @@ from .data import StateMemo
 _REGISTRIES = weakref.WeakKeyDictionary()
 
 
+class OrderHint:
+    """The derivative order to compute at a new state: the highest asked at either of the
+    two states before it.  The integrator asks for first derivatives at every Newton
+    iterate and for second derivatives at all but the last, so at most states one pass
+    computes both (a second pass costs more than the second order alone)."""
+
+    __slots__ = ('_state', '_asked', '_before')
+
+    def __init__(self):
+        self._state = None
+        self._asked = 0
+        self._before = (0, 0)
+
+    def order(self, state, order):
+        """Note that ``order`` is asked at ``state`` (the current StateMemo dict) and return
+        the order to compute there (at least ``order``)."""
+        if state is not self._state:
+            self._before = (self._before[1], self._asked)
+            self._state = state
+            self._asked = 0
+        if order > self._asked:
+            self._asked = order
+        return max(order, self._before[0], self._before[1])
+
+
 def frame_vectors(system):
     """The :class:`FrameVectors` registry of ``system`` (one per System)."""
     registry = _REGISTRIES.get(system)
@@ -48,6 +73,7 @@ class FrameVectors:
         self._items = []          # (frame index, direction (3,) or None)
         self._arrays = None       # kernel arguments for the current items
         self._memo = StateMemo(system)
+        self._hint = OrderHint()
 
     def _current_model(self):
         model = self._system.model
@@ -102,12 +128,13 @@ class FrameVectors:
         shared: read them, never write into them."""
         self._current_model()
         memo = self._memo.get()
+        want = self._hint.order(memo, order)
         have = memo.get('x')
         k = len(self._items)
         if have is None or have[0] < order or have[1] != k:
             R, P, S = self._system._kinematics()
-            order = max(order, 1 if have is None else have[0])
-            X, D1, D2 = kernel.frame_vectors(R, P, S, *self._kernel_arrays(), order)
+            order = max(want, 1, 0 if have is None else have[0])
+            X, D1, D2 = kernel.frame_vectors(R, P, S, *self._kernel_arrays(), min(order, 2))
             have = memo['x'] = (order, k, (X, D1, D2))
         return have[2]
 
@@ -133,9 +160,10 @@ class ComponentBatch:
     The class provides ``_stacked_compute(batch, order)`` (every member's arrays at the
     current state, to at least ``order``) and ``_stacked_sums(batch, part)`` (their sum
     for ``part`` 'first' or 'jacobian', or None to fall back to per-object evaluation).
-    ``members`` (System order: potentials, forces, then constraints) and ``row(component)``
-    hold for one structure; ``get(order)`` is computed once per state (again when a
-    higher order is asked).  ``slots`` and ``params`` are free for the class to keep
+    ``members`` (the System's components of exactly that class, in System order:
+    potentials, forces, then constraints; brought up to date by ``get`` and ``row``) and
+    ``row(component)`` hold for one structure; ``get(order)`` is computed once per state
+    (again when a higher order is asked).  ``slots`` and ``params`` are free for the class to keep
     structure-fixed arrays (both emptied with the structure).
     """
 
@@ -143,31 +171,26 @@ class ComponentBatch:
         self._system = system
         self._cls = cls
         self._model = None
-        self._members = ()
+        self.members = ()
         self.slots = None
         self.params = None
         self._rows = {}
         self._memo = StateMemo(system)
+        self._hint = OrderHint()
 
     @property
     def system(self):
         """The System the members belong to (read only)."""
         return self._system
 
-    @property
-    def members(self):
-        """The System's components of exactly the batch's class (tuple, System order)."""
-        self._structure()
-        return self._members
-
     def _structure(self):
         system = self._system
         model = system.model
         if model is not self._model:
             self._model = model
-            self._members = tuple(c for c in system.potentials + system.forces
-                                  + system.constraints if type(c) is self._cls)
-            self._rows = {id(c): r for r, c in enumerate(self._members)}
+            self.members = tuple(c for c in system.potentials + system.forces
+                                 + system.constraints if type(c) is self._cls)
+            self._rows = {id(c): r for r, c in enumerate(self.members)}
             self.slots = self.params = None
             self._memo.clear()
 
@@ -183,9 +206,13 @@ class ComponentBatch:
         memo = self._memo.get()
         have = memo.get('out')
         if have is None or have[0] < order:
-            self._structure()
-            memo = self._memo.get()
+            if self._system.model is not self._model:
+                self._structure()
+                memo = self._memo.get()
+            order = self._hint.order(memo, order)
             have = memo['out'] = (order, self._cls._stacked_compute(self, order))
+        else:
+            self._hint.order(memo, order)
         return have[1]
 
     def sums(self, part):

@@ -507,7 +507,8 @@ def linear_springs(X, D1, D2, end1, end2, cfg_ptr, cfg, k, x0, order, zero_lengt
     (its derivatives are zero in the others).  Returns ``V (ns,)`` [J], ``V_q (ns, nq)``,
     ``V_qq (ns, nq, nq)`` (empty for order < 2), ``degenerate (ns,)`` bool: springs with
     ``x0 != 0`` shorter than ``zero_length``, whose derivatives do not exist (left zero),
-    and the sums over the springs of V_q (nq,) and V_qq (nq, nq) (empty for order < 2).
+    the sums over the springs of V_q (nq,) and V_qq (nq, nq) (empty for order < 2), and
+    whether any spring is degenerate.
     A spring with ``x0 == 0`` is evaluated as ``1/2 k |v|^2``, smooth everywhere.
     """
     ns = end1.shape[0]
@@ -521,6 +522,7 @@ def linear_springs(X, D1, D2, end1, end2, cfg_ptr, cfg, k, x0, order, zero_lengt
     s1 = np.zeros(nq)
     d1 = np.zeros((nq, 3))
     bad = np.zeros(ns, dtype=np.bool_)
+    any_bad = False
     for s in range(ns):
         a, b = end1[s], end2[s]
         v0 = X[b, 0] - X[a, 0]
@@ -538,6 +540,7 @@ def linear_springs(X, D1, D2, end1, end2, cfg_ptr, cfg, k, x0, order, zero_lengt
         x = np.sqrt(vv)
         if not smooth and not x > zero_length:
             bad[s] = True
+            any_bad = True
             continue
         lo, hi = cfg_ptr[s], cfg_ptr[s + 1]
         for j in range(lo, hi):
@@ -570,7 +573,7 @@ def linear_springs(X, D1, D2, end1, end2, cfg_ptr, cfg, k, x0, order, zero_lengt
                 if c2 != c:
                     Vqq[s, c2, c] = val
                     Vqq_sum[c2, c] += val
-    return V, Vq, Vqq, bad, Vq_sum, Vqq_sum
+    return V, Vq, Vqq, bad, Vq_sum, Vqq_sum, any_bad
 
 
 # wrench kinds of wrench_twists
@@ -688,3 +691,64 @@ def wrench_twists(R, P, S, frame, kind, chain_ptr, chain_cfg, W, order):
                         acc += T1[w, i, a, r] * W[w, r]
                     Fq[i, a] += acc
     return T0, T1, F, Fq
+
+
+@njit(cache=True)
+def frame_dots(X, D1, D2, fa, fb, ga, gb, e, cfg_ptr, cfg, order):
+    """Dot products ``h = f . g`` of frame vectors and their config derivatives up to
+    ``order`` (1 or 2), for the built-in constraints.
+
+    Item m: ``f = X[fa[m]] - X[fb[m]]`` (``fb[m] < 0``: no second term) and ``g = X[ga[m]]
+    - X[gb[m]]`` (same rule), or the constant ``e[m]`` when ``ga[m] < 0``; rows of
+    :func:`frame_vectors`.  ``cfg[cfg_ptr[m]:cfg_ptr[m + 1]]`` are the configs that move
+    any of the vectors.  Returns ``h (M,)``, ``h_q (M, nq)``, ``h_qq (M, nq, nq)`` (empty
+    for order < 2).
+    """
+    M = fa.shape[0]
+    nq = D1.shape[1]
+    n2 = nq if order >= 2 else 0
+    h = np.zeros(M)
+    h1 = np.zeros((M, nq))
+    h2 = np.zeros((M, n2, n2))
+    f1 = np.zeros((nq, 3))
+    g1 = np.zeros((nq, 3))
+    f = np.zeros(3)
+    g = np.zeros(3)
+    for m in range(M):
+        a, b, c, d = fa[m], fb[m], ga[m], gb[m]
+        for r in range(3):
+            f[r] = X[a, r] - X[b, r] if b >= 0 else X[a, r]
+            if c < 0:
+                g[r] = e[m, r]
+            else:
+                g[r] = X[c, r] - X[d, r] if d >= 0 else X[c, r]
+        h[m] = f[0] * g[0] + f[1] * g[1] + f[2] * g[2]
+        lo, hi = cfg_ptr[m], cfg_ptr[m + 1]
+        for j in range(lo, hi):
+            q = cfg[j]
+            for r in range(3):
+                f1[q, r] = D1[a, q, r] - D1[b, q, r] if b >= 0 else D1[a, q, r]
+                if c < 0:
+                    g1[q, r] = 0.0
+                else:
+                    g1[q, r] = D1[c, q, r] - D1[d, q, r] if d >= 0 else D1[c, q, r]
+            h1[m, q] = (f1[q, 0] * g[0] + f1[q, 1] * g[1] + f1[q, 2] * g[2]
+                        + g1[q, 0] * f[0] + g1[q, 1] * f[1] + g1[q, 2] * f[2])
+        if order < 2:
+            continue
+        for j in range(lo, hi):
+            q = cfg[j]
+            for j2 in range(j, hi):
+                p = cfg[j2]
+                acc = 0.0
+                for r in range(3):
+                    f2 = D2[a, q, p, r] - D2[b, q, p, r] if b >= 0 else D2[a, q, p, r]
+                    if c < 0:
+                        g2 = 0.0
+                    else:
+                        g2 = D2[c, q, p, r] - D2[d, q, p, r] if d >= 0 else D2[c, q, p, r]
+                    acc += (f2 * g[r] + g2 * f[r] + f1[q, r] * g1[p, r]
+                            + f1[p, r] * g1[q, r])
+                h2[m, q, p] = acc
+                h2[m, p, q] = acc
+    return h, h1, h2

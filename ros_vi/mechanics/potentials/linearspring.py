@@ -132,7 +132,7 @@ class LinearSpring(Potential):
     def _stacked_compute(batch, order):
         """Energies and derivatives of every LinearSpring of a System (``batch.members``),
         from the stacked frame origins: ``(V (ns,), V_q (ns, nQ), V_qq (ns, nQ, nQ),
-        degenerate (ns,), sum of V_q, sum of V_qq)`` (see
+        degenerate (ns,), sum of V_q, sum of V_qq, any degenerate)`` (see
         :func:`ros_vi.mechanics.kernel.linear_springs`)."""
         system = batch.system
         springs = batch.members
@@ -160,7 +160,7 @@ class LinearSpring(Potential):
         methods then raise the precise error)."""
         order = 1 if part == 'first' else 2
         out = batch.get(order)
-        if out[3].any():
+        if out[6]:
             return None
         return out[4] if order == 1 else out[5]
 
