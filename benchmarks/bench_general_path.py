@@ -14,7 +14,9 @@ trep (Python 2.7 and its C extension) runs in a subprocess::
     python benchmarks/bench_general_path.py --trep-python /path/to/python2.7 \\
         --trep-path /path/to/trep-checkout-built-in-place [--only radial] [--repeat 3]
 
-(``--trep-pythonpath`` adds directories holding numpy/scipy for that interpreter.)  Without
+(``--trep-pythonpath`` adds directories holding numpy/scipy for that interpreter; trep 1.0.3
+builds in place for Python 2.7 with numpy 1.16 and scipy 1.2 by ``python setup.py
+build_ext --inplace`` in its checkout.)  Without
 ``--trep-python`` the trep column shows seconds measured once on a 2-core x86-64 machine,
 marked ``recorded``, and no trajectory is compared.  ros_vi is warmed up first (its compiled
 kernels load from numba's cache once per process, ~1 s, not counted).
@@ -33,9 +35,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import general_path_examples as examples   # noqa: E402  (next to this script)
 
-# trep 1.0.3 built for Python 2.7 (numpy 1.16, one BLAS thread) on a 2-core x86-64 machine
-# shared with other jobs: CPU and wall seconds of the stepping loop.
-RECORDED_TREP = {'radial': (15.2, 19.4), 'tendon': (0.297, 0.330)}
+# trep 1.0.3 built for Python 2.7 (numpy 1.16, one BLAS thread) on a 2-core x86-64 machine:
+# CPU and wall seconds of the stepping loop.
+RECORDED_TREP = {'radial': (15.3, 15.3), 'tendon': (0.294, 0.294)}
 
 
 def run_trep(args, name):

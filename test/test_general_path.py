@@ -97,7 +97,8 @@ def test_frame_vectors_follow_state_and_structure_changes():
     first = fv.get(1)[0][i].copy()
     assert_close(tip.p()[:3], first, rel=1e-15, abs_=0.0)
     s.q = -0.4                                   # a new state
-    assert_close(tip.p()[:3], fv.get(1)[0][fv.slot(tip)], rel=1e-15, abs_=0.0)
+    assert fv.slot(tip) == i
+    assert_close(tip.p()[:3], fv.get(1)[0][i], rel=1e-15, abs_=0.0)
     # a structure change renumbers frames and configs: slots are asked again
     s.get_frame('tip').import_frames([rx('extra'), [tz(0.3, name='beyond', mass=1.0)]])
     beyond = s.get_frame('beyond')
@@ -109,7 +110,8 @@ def test_frame_vectors_follow_state_and_structure_changes():
     assert_close(D1[j].T, fd(s, lambda: beyond.p()[:3]), what='new frame')
     # a constant transform is a parameter: same structure, new numbers
     s.get_frame('off1').transform_value = se3(rotation([0, 0, 1], 0.2), [1.0, 0.0, 0.0])
-    assert_close(beyond.p()[:3], fv.get(1)[0][fv.slot(beyond)], rel=1e-15, abs_=0.0)
+    j = fv.slot(beyond)
+    assert_close(beyond.p()[:3], fv.get(1)[0][j], rel=1e-15, abs_=0.0)
 
 
 def test_a_higher_order_later_gives_the_same_first_derivatives():
@@ -183,6 +185,15 @@ def test_frame_memo_follows_parameters_structure_and_other_states():
     assert not tip.uses_config('w') and tip.uses_config('d')
     s.q = 0.1
     assert_close(end.g_dq('w'), fd(s, end.g)[..., s.get_config('w').index], what='new')
+    # the answers need no structure update: they work while changes are on hold
+    w = s.get_config('w')
+    s.hold_structure_changes()
+    try:
+        more = trep.Frame(end, trep.RY, 'v', name='v-frame')
+        assert more.uses_config(more.config) and more.uses_config(w)
+        assert not end.uses_config(more.config)
+    finally:
+        s.resume_structure_changes()
 
 
 def test_body_velocity_memo_follows_the_velocity():
@@ -349,6 +360,13 @@ def test_constraint_parameters_reach_the_stacked_values():
         assert new[i] == pytest.approx(cons[i]._compute(1)[0], rel=1e-13, abs=1e-13)
     assert_close(dynamics.constraint_jacobian(s)[0], cons[0]._compute(1)[1], rel=1e-13,
                  abs_=1e-13)
+    # a normal that changes at every step registers no new frame vectors
+    registered = len(frame_vectors(s)._items)
+    for angle in np.linspace(0.0, 3.0, 20):
+        cons[0].normal = (np.cos(angle), np.sin(angle), 0.0)
+        assert dynamics.constraint_values(s)[0] == pytest.approx(cons[0]._compute(0)[0],
+                                                                 rel=1e-13, abs=1e-13)
+    assert len(frame_vectors(s)._items) == registered
 
 
 # ---------------------------------------------------------------------- the integrator

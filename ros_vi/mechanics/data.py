@@ -12,6 +12,8 @@ Example
 >>> from ros_vi.mechanics import dynamics
 >>> M = dynamics.mass_matrix(system.model, data)  # (nQd, nQd) at q = 0.3
 """
+import weakref
+
 import numpy as np
 
 
@@ -96,18 +98,26 @@ class StateMemo:
 
     def __init__(self, system):
         self._system = system
-        self._key = None
+        self._key = _dead
         self._memo = {}
 
     def get(self):
         """The dict for the current state (empty after any change)."""
         cache = self._system.data.cache
-        if self._key is not cache:
-            self._key = cache
+        # a weak reference: a memo must not keep an old state's results alive (and a dead
+        # reference never matches, so a new Cache at a recycled address is not mistaken
+        # for the old one)
+        if self._key() is not cache:
+            self._key = weakref.ref(cache)
             self._memo = {}
         return self._memo
 
     def clear(self):
         """Forget everything (e.g. after a parameter of the owner changed)."""
-        self._key = None
+        self._key = _dead
         self._memo = {}
+
+
+def _dead():
+    """Stands for a dead weak reference."""
+    return None

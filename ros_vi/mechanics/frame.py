@@ -313,7 +313,7 @@ class Frame:
     def uses_config(self, q):
         """True if this frame's pose depends on config ``q`` (identifier or object)."""
         config = self._system.get_config(q)
-        model = self._system.model
+        model = self._system._model           # as built (this works on hold as well)
         known, answers = self._uses
         if known is not model:                 # the answers hold for one structure
             answers = {}

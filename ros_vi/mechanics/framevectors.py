@@ -62,13 +62,15 @@ class FrameVectors:
     """Registered frame origins / frame-fixed directions of one System and their stacked
     derivatives at its current state.
 
-    Slots hold for one structure (the registry empties itself when the Model is rebuilt,
-    and components ask for their slots again); results hold for one state.
+    Slots hold for one structure and one set of parameters (the registry empties itself
+    when the Model is rebuilt or ``System.parameter_version`` changes, and components ask
+    for their slots again); results hold for one state.
     """
 
     def __init__(self, system):
         self._system = system
         self._model = None
+        self._version = None
         self._slots = {}
         self._items = []          # (frame index, direction (3,) or None)
         self._arrays = None       # kernel arguments for the current items
@@ -76,9 +78,13 @@ class FrameVectors:
         self._hint = OrderHint()
 
     def _current_model(self):
-        model = self._system.model
-        if model is not self._model:
+        system = self._system
+        model = system.model
+        if model is not self._model or system.parameter_version != self._version:
+            # a new structure renumbers frames; new parameters may change directions
+            # (plane normals): the components ask for their slots again
             self._model = model
+            self._version = system.parameter_version
             self._slots = {}
             self._items = []
             self._arrays = None
@@ -163,17 +169,18 @@ class ComponentBatch:
     ``members`` (the System's components of exactly that class, in System order:
     potentials, forces, then constraints; brought up to date by ``get`` and ``row``) and
     ``row(component)`` hold for one structure; ``get(order)`` is computed once per state
-    (again when a higher order is asked).  ``slots`` and ``params`` are free for the class to keep
-    structure-fixed arrays (both emptied with the structure).
+    (again when a higher order is asked).  ``slots`` is free for the class to keep arrays
+    fixed by the structure and the parameters (emptied when either changes, so frame-vector
+    slots and parameter values are asked for again).
     """
 
     def __init__(self, system, cls):
         self._system = system
         self._cls = cls
         self._model = None
+        self._version = None
         self.members = ()
         self.slots = None
-        self.params = None
         self._rows = {}
         self._memo = StateMemo(system)
         self._hint = OrderHint()
@@ -186,12 +193,16 @@ class ComponentBatch:
     def _structure(self):
         system = self._system
         model = system.model
+        if system.parameter_version != self._version:
+            self._version = system.parameter_version
+            self.slots = None
+            self._memo.clear()
         if model is not self._model:
             self._model = model
             self.members = tuple(c for c in system.potentials + system.forces
                                  + system.constraints if type(c) is self._cls)
             self._rows = {id(c): r for r, c in enumerate(self.members)}
-            self.slots = self.params = None
+            self.slots = None
             self._memo.clear()
 
     def row(self, component):
@@ -206,7 +217,8 @@ class ComponentBatch:
         memo = self._memo.get()
         have = memo.get('out')
         if have is None or have[0] < order:
-            if self._system.model is not self._model:
+            system = self._system
+            if system.model is not self._model or system.parameter_version != self._version:
                 self._structure()
                 memo = self._memo.get()
             order = self._hint.order(memo, order)

@@ -224,8 +224,7 @@ class FrameConstraint(Constraint):
         system = batch.system
         members = batch.members
         vectors = frame_vectors(system)
-        version = system.parameter_version          # a plane normal is a parameter
-        if batch.slots is None or batch.slots[0] != version:
+        if batch.slots is None:
             specs = [c._dot_terms(vectors) for c in members]
             slots = [np.array([sp[k] for sp in specs], dtype=np.int64) for k in range(4)]
             e = np.array([sp[4] for sp in specs], dtype=float).reshape(-1, 3)
@@ -234,10 +233,9 @@ class FrameConstraint(Constraint):
                 for sp in specs]
             ptr = np.zeros(len(moving) + 1, dtype=np.int64)
             ptr[1:] = np.cumsum([m.size for m in moving])
-            batch.slots = (version, tuple(slots) + (e, ptr, np.concatenate(moving)
-                                                    .astype(np.int64)))
+            batch.slots = tuple(slots) + (e, ptr, np.concatenate(moving).astype(np.int64))
         X, D1, D2 = vectors.get(order)
-        out = list(kernel.frame_dots(X, D1, D2, *batch.slots[1], order))
+        out = list(kernel.frame_dots(X, D1, D2, *batch.slots, order))
         if type(members[0])._adjust_stacked is not FrameConstraint._adjust_stacked:
             for row, c in enumerate(members):
                 c._adjust_stacked(row, out, order)

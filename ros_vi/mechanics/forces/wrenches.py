@@ -241,11 +241,9 @@ def _stacked_twists(batch, order):
                         np.array([w._stacked_kind for w in wrenches], dtype=np.int64),
                         ptr, np.concatenate(chains).astype(np.int64)),
                        tuple(np.array(col, dtype=np.int64) for col in zip(*inputs))
-                       if inputs else None)
-    version = system.parameter_version
-    if batch.params is None or batch.params[0] != version:
-        batch.params = (version, np.array([w._constants for w in wrenches]))
-    W = batch.params[1]
+                       if inputs else None,
+                       np.array([w._constants for w in wrenches]))
+    W = batch.slots[2]
     driven = batch.slots[1]
     if driven is not None:
         W = W.copy()

@@ -144,14 +144,10 @@ class LinearSpring(Potential):
                       for a, b in zip(end1, end2)]
             ptr = np.zeros(len(moving) + 1, dtype=np.int64)
             ptr[1:] = np.cumsum([m.size for m in moving])
-            batch.slots = (end1, end2, ptr, np.concatenate(moving))
-        version = system.parameter_version
-        if batch.params is None or batch.params[0] != version:
-            batch.params = (version, np.array([s.k for s in springs]),
-                            np.array([s.x0 for s in springs]))
+            batch.slots = (end1, end2, ptr, np.concatenate(moving),
+                           np.array([s.k for s in springs]), np.array([s.x0 for s in springs]))
         X, D1, D2 = vectors.get(order)
-        return kernel.linear_springs(X, D1, D2, *batch.slots, batch.params[1],
-                                     batch.params[2], order, ZERO_LENGTH)
+        return kernel.linear_springs(X, D1, D2, *batch.slots, order, ZERO_LENGTH)
 
     @staticmethod
     def _stacked_sums(batch, part):
