@@ -12,8 +12,9 @@ for _var in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
     _os.environ.setdefault(_var, '1')
 del _os, _var
 from .mechanics import (CONST_SE3, RX, RY, RZ, TX, TY, TZ, WORLD, Config, Constraint, Force,
-                        Frame, Input, Potential, Spline, System, TapeMeasure, const_se3,
-                        const_txyz, constraints, forces, potentials, rx, ry, rz, tx, ty, tz)
+                        Frame, Input, MimicMotion, Potential, Spline, System, TapeMeasure,
+                        const_se3, const_txyz, constraints, forces, mimic, potentials, rx, ry,
+                        rz, tx, ty, tz)
 from .integrators import ConvergenceError, MidpointVI
 from .trajectory import load_trajectory, save_trajectory
 from . import discopt

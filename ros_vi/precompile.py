@@ -31,6 +31,14 @@ def precompile():
             mvi.step(0.01 * k, [0.1], [0.0])
         mvi.q2_dq1()
         mvi.q2_dq1dq1()
+    # the compiled constrained step (and the constraint kernel)
+    system.q = [0.3, -0.2, 0.1]
+    tip = system.frames[-1]
+    trep.constraints.Distance(system, 'World', tip, float(np.linalg.norm(tip.p()[:3])))
+    mvi = trep.MidpointVI(system)
+    mvi.initialize_from_state(0.0, system.q, [0.0, 0.0])
+    for k in range(1, 6):
+        mvi.step(0.01 * k, [0.1], [0.1])
     system.q = [0.3, -0.2, 0.1]
     system.dq = [0.1, 0.2, 0.0]
     system.f_dq()            # complex-step kernels

@@ -58,6 +58,9 @@ class SimState:
     dynamic configs (kinematic configs: their prescribed rate, zero when held),
     efforts (n,) [N m or N] generalized force applied by the commands over the last tick
     (after saturation and timeout), energy = T + V [J], iterations of the last tick.
+    mimic_names (m,), mimic_positions (m,), mimic_velocities (m,): the joints that follow a
+    config (mimic frames, e.g. URDF ``<mimic>`` joints): not configs, but published in
+    joint states (with effort 0: they carry no actuator).
     """
     t: float
     joint_names: list
@@ -69,6 +72,9 @@ class SimState:
     ok: bool = True
     error: str = None
     extra: dict = field(default_factory=dict)
+    mimic_names: list = field(default_factory=list)
+    mimic_positions: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    mimic_velocities: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def _finite_vector(values, n, what):
@@ -147,6 +153,7 @@ class Simulation:
         self.robot = getattr(system, 'urdf', None)
         nq, nd = system.nQ, system.nQd
         self.joint_names = [c.name for c in system.configs]
+        self.mimic_joint_names = [f.mimic.name for f in system.frames if f.mimic is not None]
         self._joint_index = {name: i for i, name in enumerate(self.joint_names)}
 
         # inputs -> joints (ConfigForce inputs only; other inputs stay at zero)
@@ -519,6 +526,12 @@ class Simulation:
             self._state_cache = SimState(self.t, list(self.joint_names), q, v, efforts,
                                          float(energy), self._last.iterations,
                                          self._last.ok, self._last.error)
+            if self.mimic_joint_names:
+                theta, dtheta = self._model.joint_positions(q, v)
+                nq = self._model.nq
+                self._state_cache.mimic_names = list(self.mimic_joint_names)
+                self._state_cache.mimic_positions = theta[nq:].copy()
+                self._state_cache.mimic_velocities = dtheta[nq:].copy()
         return self._state_cache
 
     def applied_inputs(self):
@@ -535,7 +548,8 @@ class Simulation:
         robot = self.robot
         if robot is None:
             return []
-        names = robot.joint_names if moving else robot.fixed_joint_names
+        names = (robot.joint_names + robot.mimic_joint_names if moving
+                 else robot.fixed_joint_names)
         out = []
         seen = set()
         for name in names:

@@ -3,7 +3,9 @@
 Built-in components are evaluated for all members of a class at once (frame vectors,
 springs, wrenches, constraints) and frames memoise their poses per state; these tests check
 each stacked result against the component's own per-object computation (or finite
-differences) and that every cache follows state, parameter and structure changes.
+differences) and that every cache follows state, parameter and structure changes.  The
+stacked kernels run on joint coordinates, so the comparisons run on a tree with mimic frames
+as well (their derivatives must be folded onto the configs).
 """
 import math
 
@@ -11,7 +13,7 @@ import numpy as np
 import pytest
 
 import ros_vi as trep
-from ros_vi import const_se3, rx, ry, rz, tx, ty, tz
+from ros_vi import const_se3, mimic, rx, ry, rz, tx, ty, tz
 from ros_vi.mechanics import dynamics
 from ros_vi.mechanics.constraints.point import _chain_derivatives
 from ros_vi.mechanics.framevectors import frame_vectors
@@ -20,24 +22,36 @@ from ros_vi.mechanics.tapemeasure import pose_derivatives
 from systems import assert_close, rotation, se3
 
 
-def tree():
+def tree(mimics=False):
     """A 3-D tree with every one-parameter transform, rotated constant offsets, a kinematic
-    config and masses everywhere (11 configs)."""
+    config and masses everywhere (11 configs).  With ``mimics``, the same configs and named
+    frames with mimic frames inserted above 'tip' (a mimic of 'a', which also moves 'tip'
+    itself, and below it a mimic of 'b': a mimic downstream of a mimic), above 'z2' (a mimic
+    of 'e', on another branch) and above 'g' (a mimic of the kinematic config 'k')."""
     s = trep.System()
     T1 = se3(rotation([1, 1, 0], 0.7), [0.3, -0.2, 0.5])
     T2 = se3(rotation([0.2, -1, 0.4], 1.1), [0.1, 0.4, -0.3])
     body = [1.0, 0.1, 0.2, 0.3]
+    tip = [const_se3(T2, name='tip', mass=body)]
+    z2 = [rx('z2', name='z2', mass=body)]
+    g = [tx('g', name='g', mass=body)]
+    if mimics:
+        tip = [rx(mimic('a', -0.8, 0.1), name='twin', mass=body), [
+            rz(mimic('b', 1.3, -0.4), name='twin2'), tip]]
+        z2 = [ry(mimic('e', 0.5, -0.2), name='zm'), z2]
+        g = [tz(mimic('k', 2.0), name='follower', mass=body), g]
     s.import_frames([
         rz('a', mass=body), [
             const_se3(T1, name='off1'), [
                 rx('b', mass=body), [
                     ty('c', mass=body, name='c'), [
-                        ry('d'), [const_se3(T2, name='tip', mass=body)],
-                        tz('z', name='z', mass=body), [rx('z2', name='z2', mass=body)]]]]],
+                        ry('d'), tip,
+                        tz('z', name='z', mass=body), z2]]]],
         tx('k', kinematic=True), [ry('e', mass=body), [tz(0.5, name='side', mass=body), [
-            rz('f', name='f', mass=body), [tx('g', name='g', mass=body)]]]],
+            rz('f', name='f', mass=body), g]]],
         ty('y', name='y', mass=body),
     ])
+    assert s.model.nt == s.nQ + (4 if mimics else 0)
     return s
 
 
@@ -65,9 +79,10 @@ def fd(s, fn, attr='q', h=1e-6):
 
 
 # ---------------------------------------------------------------------- frame vectors
+@pytest.mark.parametrize('mimics', [False, True])
 @pytest.mark.parametrize('seed', [0, 1, 2])
-def test_stacked_frame_vectors_equal_the_chain_derivatives(seed):
-    s = tree()
+def test_stacked_frame_vectors_equal_the_chain_derivatives(seed, mimics):
+    s = tree(mimics)
     rng = np.random.default_rng(seed)
     random_state(s, rng)
     fv = frame_vectors(s)
@@ -86,6 +101,10 @@ def test_stacked_frame_vectors_equal_the_chain_derivatives(seed):
     # and against finite differences of the world vector itself
     frame, n, i = items[1]
     assert_close(D1[i].T, fd(s, lambda: frame.g()[:3, :3] @ n), what='D1 by differences')
+    # every config that moves a vector is in its chain (and no other)
+    for frame, n, i in items:
+        moving = [c.index for c in s.configs if frame.uses_config(c)]
+        assert sorted(fv.chain(i).tolist()) == moving, frame.name
 
 
 def test_frame_vectors_follow_state_and_structure_changes():
@@ -114,8 +133,9 @@ def test_frame_vectors_follow_state_and_structure_changes():
     assert_close(beyond.p()[:3], fv.get(1)[0][j], rel=1e-15, abs_=0.0)
 
 
-def test_a_higher_order_later_gives_the_same_first_derivatives():
-    s = tree()
+@pytest.mark.parametrize('mimics', [False, True])
+def test_a_higher_order_later_gives_the_same_first_derivatives(mimics):
+    s = tree(mimics)
     random_state(s, np.random.default_rng(4))
     fv = frame_vectors(s)
     i = fv.slot(s.get_frame('g'))
@@ -129,8 +149,9 @@ def test_a_higher_order_later_gives_the_same_first_derivatives():
 
 
 # ---------------------------------------------------------------------- frame memo
-def test_frame_pose_derivatives_follow_the_state_and_are_copies():
-    s = tree()
+@pytest.mark.parametrize('mimics', [False, True])
+def test_frame_pose_derivatives_follow_the_state_and_are_copies(mimics):
+    s = tree(mimics)
     rng = np.random.default_rng(7)
     frame = s.get_frame('z2')
     for _ in range(2):
@@ -185,19 +206,31 @@ def test_frame_memo_follows_parameters_structure_and_other_states():
     assert not tip.uses_config('w') and tip.uses_config('d')
     s.q = 0.1
     assert_close(end.g_dq('w'), fd(s, end.g)[..., s.get_config('w').index], what='new')
-    # the answers need no structure update: they work while changes are on hold
-    w = s.get_config('w')
+    # the answers need no structure update: they work while changes are on hold, mimic
+    # frames included (of a config built before, and of one built on hold, by name)
+    w, a, b = s.get_config('w'), s.get_config('a'), s.get_config('b')
     s.hold_structure_changes()
     try:
         more = trep.Frame(end, trep.RY, 'v', name='v-frame')
         assert more.uses_config(more.config) and more.uses_config(w)
         assert not end.uses_config(more.config)
+        twin = trep.Frame(more, trep.RX, mimic('a', 2.0), name='v-twin')
+        later = trep.Frame(end, trep.TX, 'u', name='u-frame')
+        follower = trep.Frame(end, trep.TZ, mimic('u', -1.0), name='u-follower')
+        assert twin.uses_config(a) and twin.uses_config(more.config) and twin.uses_config(w)
+        assert not more.uses_config(a) and not twin.uses_config(b)
+        assert follower.uses_config(later.config) and not follower.uses_config(more.config)
     finally:
         s.resume_structure_changes()
+    # once built, the same answers as the joint coordinates of the Model
+    for frame in (twin, follower, more, end, tip):
+        for c in s.configs:
+            assert frame.uses_config(c) == bool(frame._coordinate_terms((c,))), (frame, c)
 
 
-def test_body_velocity_memo_follows_the_velocity():
-    s = tree()
+@pytest.mark.parametrize('mimics', [False, True])
+def test_body_velocity_memo_follows_the_velocity(mimics):
+    s = tree(mimics)
     rng = np.random.default_rng(9)
     frame = s.get_frame('g')
     for _ in range(2):
@@ -217,8 +250,8 @@ def test_body_velocity_memo_follows_the_velocity():
 
 
 # ---------------------------------------------------------------------- springs
-def springs_system():
-    s = tree()
+def springs_system(mimics=False):
+    s = tree(mimics)
     pairs = [('World', 'tip', 0.0), ('tip', 'side', 0.8), ('c', 'g', 1.3), ('z2', 'y', 0.0),
              ('side', 'g', 0.4)]
     springs = [trep.potentials.LinearSpring(s, a, b, k=3.0 + i, x0=x0)
@@ -226,9 +259,10 @@ def springs_system():
     return s, springs
 
 
+@pytest.mark.parametrize('mimics', [False, True])
 @pytest.mark.parametrize('seed', [0, 1])
-def test_stacked_springs_equal_each_springs_own_derivatives(seed):
-    s, springs = springs_system()
+def test_stacked_springs_equal_each_springs_own_derivatives(seed, mimics):
+    s, springs = springs_system(mimics)
     random_state(s, np.random.default_rng(seed))
     own = [sp._compute(2) for sp in springs]      # the per-object path (tape measure)
     for sp, (V, Vq, Vqq) in zip(springs, own):
@@ -285,10 +319,11 @@ def vee(T):
                                                    axis=-1)], axis=-1)
 
 
+@pytest.mark.parametrize('mimics', [False, True])
 @pytest.mark.parametrize('kind', [trep.forces.BodyWrench, trep.forces.HybridWrench,
                                   trep.forces.SpatialWrench])
-def test_stacked_wrench_twists_equal_the_pose_derivative_twists(kind):
-    s = tree()
+def test_stacked_wrench_twists_equal_the_pose_derivative_twists(kind, mimics):
+    s = tree(mimics)
     wrenches = [kind(s, name, (0.7, 'fy%d' % i, -1.3, 'tx%d' % i, 0.4, 0.2))
                 for i, name in enumerate(('tip', 'g', 'z2'))]
     rng = np.random.default_rng(11)
@@ -314,8 +349,8 @@ def test_stacked_wrench_twists_equal_the_pose_derivative_twists(kind):
 
 
 # ---------------------------------------------------------------------- constraints
-def constrained_system():
-    s = tree()
+def constrained_system(mimics=False):
+    s = tree(mimics)
     cons = [trep.constraints.PointOnPlane(s, 'tip', (0.3, 1.0, -0.2), 'g'),
             trep.constraints.PointOnPlane(s, 'side', (1.0, 0.0, 0.0), 'z2')]
     cons += list(trep.constraints.PointToPoint3D(s, 'c', 'y'))
@@ -326,9 +361,10 @@ def constrained_system():
     return s, cons
 
 
+@pytest.mark.parametrize('mimics', [False, True])
 @pytest.mark.parametrize('seed', [0, 1])
-def test_stacked_constraints_equal_each_constraints_own_derivatives(seed):
-    s, cons = constrained_system()
+def test_stacked_constraints_equal_each_constraints_own_derivatives(seed, mimics):
+    s, cons = constrained_system(mimics)
     random_state(s, np.random.default_rng(seed))
     h = dynamics.constraint_values(s)
     Dh = dynamics.constraint_jacobian(s)
@@ -338,7 +374,9 @@ def test_stacked_constraints_equal_each_constraints_own_derivatives(seed):
         if isinstance(con, trep.constraints.Mimic):
             own = [con.h(), con.h_dq_array(), con.h_dqdq_array()]
         else:
-            own = con._compute(2)                # the per-object path
+            # the per-object path; at third order its frame vectors are the chain
+            # derivatives, not the stacked ones
+            own = con._compute(3)[:3]
         assert h[i] == pytest.approx(own[0], rel=1e-13, abs=1e-13)
         assert_close(Dh[i], own[1], rel=1e-13, abs_=1e-13, what=repr(con))
         assert_close(H[i], own[2], rel=1e-13, abs_=1e-13, what=repr(con))
@@ -394,11 +432,14 @@ def test_the_step_is_the_same_with_and_without_the_stacked_classes():
     def build(spring, wrench):
         s = trep.System()
         s.import_frames([rx('t1'), [tz('x1', name='A', mass=1), [
-            rx('t2'), [tz('x2', name='B', mass=1)]]]])
+            rx('t2'), [tz('x2', name='B', mass=1), [
+                ry(mimic('t1', 0.5)), [tx(0.2, name='C', mass=0.3)]]]]]])
         spring(s, 'World', 'A', 10.0, 1.0)
         spring(s, 'A', 'B', 10.0, 1.0)
         trep.forces.Damping(s, 0.5)
         wrench(s, 'B', (0, 1, -1))
+        spring(s, 'World', 'C', 5.0, 0.5)         # moved through the mimic frame
+        wrench(s, 'C', (0.5, 0, 0.2))
         s.q = [0.5, -1.0, 0.2, -1.0]
         return s
 

@@ -875,9 +875,31 @@ def test_fast_stepper_for_system_only_for_built_in_terms():
     s = systems.double_pendulum()
     trep.forces.LinearDamper(s, s.world_frame, 'mass2', 1.0)
     assert FastStepper.for_system(s) is None
+    # built-in constraints are compiled; a user-written one is not
     s = systems.double_pendulum()
     trep.constraints.Distance(s, 'mass2', s.world_frame, 1.5)
+    stepper = FastStepper.for_system(s)
+    assert isinstance(stepper, FastStepper) and stepper.constrained
+    assert not FastStepper.for_system(systems.double_pendulum()).constrained
+    HeightLimit(s, 'theta1')
     assert FastStepper.for_system(s) is None
+
+
+class HeightLimit(trep.Constraint):
+    """A user-written constraint h = q_c - 0.1 (not a built-in kind)."""
+
+    def __init__(self, system, config):
+        self._c = system.get_config(config)
+        trep.Constraint.__init__(self, system, 'height')
+
+    def h(self):
+        return self._c.q - 0.1
+
+    def h_dq(self, q1):
+        return 1.0 if self.system.get_config(q1) is self._c else 0.0
+
+    def h_dqdq(self, q1, q2):
+        return 0.0
 
 
 def _general(s, q0, p0, steps):

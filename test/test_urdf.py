@@ -183,7 +183,7 @@ def test_base_pose_option_matches_a_world_joint():
 def test_mimic_joints_match_pinocchio_mimic_model():
     """The Mimic constraint reproduces Pinocchio's exactly reduced mimic model."""
     xml = cases.mimic_robot()
-    system = import_urdf(xml)
+    system = import_urdf(xml, mimic='constraint')
     robot = system.urdf
     assert robot.joint_names == ['ja', 'jb', 'jc', 'jd']
     assert robot.input_names == ['ja', 'jb']           # mimic joints are not actuated
@@ -300,7 +300,7 @@ def test_imported_system_uses_the_fast_path_and_general_path_agrees():
 
 
 def test_mimic_system_integrates_on_the_constraint():
-    system = import_urdf(cases.mimic_robot())
+    system = import_urdf(cases.mimic_robot(), mimic='constraint')
     mvi = trep.MidpointVI(system)
     q0 = system.q
     mvi.initialize_from_state(0.0, q0, np.zeros(system.nQ))
@@ -527,7 +527,7 @@ def test_friction_force_derivatives():
 
 
 def test_mimic_constraint_derivatives():
-    s = import_urdf(cases.mimic_robot())
+    s = import_urdf(cases.mimic_robot(), mimic='constraint')
     s.q = np.random.default_rng(2).uniform(-1, 1, s.nQ)
     for con in s.constraints:
         for check in ('validate_h_dq', 'validate_h_dqdq', 'validate_h_dqdqdq'):

@@ -1,8 +1,10 @@
 """Compiled step for the common case: a frame tree with built-in terms only.
 
-When a System has no constraints and its only potentials and forces are ``Gravity``,
-``ConfigSpring``, ``Damping`` and ``ConfigForce``, a whole step runs in one numba call:
-predictor, Newton iterations on the DEL with the exact Jacobian, p2 and the midpoint state.
+When a System's only potentials and forces are ``Gravity``, ``ConfigSpring``, ``Damping`` and
+``ConfigForce`` and its constraints (if any) are built-in ones (``Distance``,
+``PointToPoint*``, ``PointOnPlane``, ``Mimic``), a whole step runs in one numba call:
+predictor, Newton iterations on the DEL with the exact Jacobian, p2 and the midpoint state
+(:func:`step_packed`; with constraints :func:`constrained_step.step_constrained_packed`).
 Every other system uses the general path in :mod:`midpointvi`, which gives the same answer
 (tests compare the two).
 
@@ -16,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from ..mechanics import kernel
+from ..mechanics.constraint_kernel import pack_constraints, refresh_constraint_parameters
 from ..mechanics.forces.configforce import ConfigForce
 from ..mechanics.forces.damping import Damping
 from ..mechanics.kernel import first_order_into, second_order_into
@@ -32,7 +35,7 @@ STALL_ACCEPT = np.sqrt(np.finfo(np.float64).eps)   # ... if the residual is this
 _H = 16              # header length of I
 
 # Header fields of I (indices into I): the sizes, then per-step inputs and results
-_NF, _NQ, _ND, _NU, _NJ, _NM, _NSP, _MAXIT, _NHIST, _STATUS, _ITERS = range(11)
+_NF, _NQ, _ND, _NU, _NJ, _NM, _NSP, _NT, _MAXIT, _NHIST, _STATUS, _ITERS = range(12)
 
 # Scalar slots at the start of W (indices into W): step length, tolerance, final residual
 # norm, end time of the step
@@ -42,11 +45,12 @@ _NSCALAR = 4
 # Segments of the packed arrays (indices into the offsets ``o = _layout(I)``; the table in
 # :func:`_layout` gives each one's length and contents)
 (I_PARENT, I_KIND, I_FCFG, I_FJOINT, I_CFRAME, I_CPARENT, I_CORDER, I_MASS_FRAMES, I_ANC,
- I_SP_IDX, I_IN_CFG, I_END,
- F_VALUE, F_MASS, F_FIXEDR, F_FIXEDP, F_IB, F_GVEC, F_DAMPING, F_SP_K, F_SP_Q0, F_END,
+ I_SP_IDX, I_IN_CFG, I_MIM_LEAD, I_END,
+ F_VALUE, F_MASS, F_FIXEDR, F_FIXEDP, F_IB, F_GVEC, F_DAMPING, F_SP_K, F_SP_Q0, F_MIM_MULT,
+ F_MIM_OFF, F_END,
  W_Q1, W_P1, W_Q2, W_P2, W_U1, W_U_IN, W_K_IN, W_HIST, W_HIST_T, W_Q2N, W_P2N, W_QM, W_V,
  W_R, W_P, W_S, W_VSP, W_VP, W_IC, W_H, W_G, W_LQ, W_LV, W_M, W_LVQ, W_LQQ, W_SU, W_SW,
- W_SZ, W_SG, W_TMP, W_J, W_RES, W_FORCE, W_DLT, W_VEL, W_MD, W_ZERO, W_END) = range(61)
+ W_SZ, W_SG, W_TMP, W_J, W_RES, W_FORCE, W_DLT, W_VEL, W_MD, W_ZERO, W_END) = range(64)
 
 
 @njit(cache=True)
@@ -59,18 +63,19 @@ def _layout(I):
     ===  ===============  ============  ===================================================
     A    X                length        contents
     ===  ===============  ============  ===================================================
-    I    (header)         _H            sizes _NF.._NSP, then _MAXIT, _NHIST, _STATUS, _ITERS
+    I    (header)         _H            sizes _NF.._NT, then _MAXIT, _NHIST, _STATUS, _ITERS
     I    I_PARENT         nf            Model.parent
     I    I_KIND           nf            Model.kind
     I    I_FCFG           nf            Model.fcfg
     I    I_FJOINT         nf            Model.fjoint
-    I    I_CFRAME         nq            Model.cframe
-    I    I_CPARENT        nq            Model.cparent
+    I    I_CFRAME         nt            Model.cframe
+    I    I_CPARENT        nt            Model.cparent
     I    I_CORDER         nj            Model.corder
     I    I_MASS_FRAMES    nm            Model.mass_frames
-    I    I_ANC            nq * nq       Model.anc (row-major)
+    I    I_ANC            nt * nt       Model.anc (row-major)
     I    I_SP_IDX         nsp           config of each ConfigSpring
     I    I_IN_CFG         nu            config each input drives (ConfigForce), else -1
+    I    I_MIM_LEAD       nt - nq       Model.mimic_leader
     I    I_END                          (length of I)
     F    F_VALUE          nf            Model.value
     F    F_MASS           nf            Model.mass
@@ -81,6 +86,8 @@ def _layout(I):
     F    F_DAMPING        nq            summed Damping coefficients
     F    F_SP_K           nsp           spring constants
     F    F_SP_Q0          nsp           spring neutral positions
+    F    F_MIM_MULT       nt - nq       Model.mimic_multiplier
+    F    F_MIM_OFF        nt - nq       Model.mimic_offset
     F    F_END                          (length of F)
     W    (scalars)        _NSCALAR      _DT, _TOL, _RNORM, _T2
     W    W_Q1             nq            integrator state: q1
@@ -94,26 +101,26 @@ def _layout(I):
     W    W_HIST_T         HISTORY       their times
     W    W_Q2N            nq            the step's result: new q2
     W    W_P2N            nd            new p2
-    W    W_QM             nq            midpoint configuration
-    W    W_V              nq            midpoint velocity
+    W    W_QM             nt            midpoint joint coordinates (configs first)
+    W    W_V              nt            their rates (q2 - q1)/dt first
     W    W_R .. W_ZERO                  kernel scratch (a step allocates nothing):
          W_R              9 nf          R
          W_P              3 nf          P
-         W_S              6 nq          S
-         W_VSP            6 nq          V
-         W_VP             6 nq          Vp
-         W_IC             36 nq         Ic
-         W_H              6 nq          h
+         W_S              6 nt          S
+         W_VSP            6 nt          V
+         W_VP             6 nt          Vp
+         W_IC             36 nt         Ic
+         W_H              6 nt          h
          W_G              36            G
-         W_LQ             nq            Lq
-         W_LV             nq            Lv
-         W_M              nq * nq       M
-         W_LVQ            nq * nq       Lvq
-         W_LQQ            nq * nq       Lqq
-         W_SU             6 nq          u (second_order_into)
-         W_SW             6 nq          w
-         W_SZ             6 nq          z
-         W_SG             6 nq          gk
+         W_LQ             nt            Lq (folded onto the configs: first nq)
+         W_LV             nt            Lv
+         W_M              nt * nt       M (folded: [:nq, :nq])
+         W_LVQ            nt * nt       Lvq
+         W_LQQ            nt * nt       Lqq
+         W_SU             6 nt          u (second_order_into)
+         W_SW             6 nt          w
+         W_SZ             6 nt          z
+         W_SG             6 nt          gk
          W_TMP            18            tmp
          W_J              nd * nd       Newton Jacobian
          W_RES            nd            residual, then Newton update
@@ -121,25 +128,26 @@ def _layout(I):
          W_DLT            nq            increment q2 - q1
          W_VEL            nd            predictor velocity
          W_MD             nd * nd       predictor mass matrix
-         W_ZERO           nq            zero velocity
+         W_ZERO           nt            zero velocity
     W    W_END                          (length of W)
     ===  ===============  ============  ===================================================
     """
     nf, nq, nd, nu = I[_NF], I[_NQ], I[_ND], I[_NU]
-    nj, nm, nsp = I[_NJ], I[_NM], I[_NSP]
+    nj, nm, nsp, nt = I[_NJ], I[_NM], I[_NSP], I[_NT]
     o = np.empty(W_END + 1, dtype=np.int64)
     o[I_PARENT] = _H
     o[I_KIND] = o[I_PARENT] + nf
     o[I_FCFG] = o[I_KIND] + nf
     o[I_FJOINT] = o[I_FCFG] + nf
     o[I_CFRAME] = o[I_FJOINT] + nf
-    o[I_CPARENT] = o[I_CFRAME] + nq
-    o[I_CORDER] = o[I_CPARENT] + nq
+    o[I_CPARENT] = o[I_CFRAME] + nt
+    o[I_CORDER] = o[I_CPARENT] + nt
     o[I_MASS_FRAMES] = o[I_CORDER] + nj
     o[I_ANC] = o[I_MASS_FRAMES] + nm
-    o[I_SP_IDX] = o[I_ANC] + nq * nq
+    o[I_SP_IDX] = o[I_ANC] + nt * nt
     o[I_IN_CFG] = o[I_SP_IDX] + nsp
-    o[I_END] = o[I_IN_CFG] + nu
+    o[I_MIM_LEAD] = o[I_IN_CFG] + nu
+    o[I_END] = o[I_MIM_LEAD] + nt - nq
 
     o[F_VALUE] = 0
     o[F_MASS] = o[F_VALUE] + nf
@@ -150,7 +158,9 @@ def _layout(I):
     o[F_DAMPING] = o[F_GVEC] + 3
     o[F_SP_K] = o[F_DAMPING] + nq
     o[F_SP_Q0] = o[F_SP_K] + nsp
-    o[F_END] = o[F_SP_Q0] + nsp
+    o[F_MIM_MULT] = o[F_SP_Q0] + nsp
+    o[F_MIM_OFF] = o[F_MIM_MULT] + nt - nq
+    o[F_END] = o[F_MIM_OFF] + nt - nq
 
     o[W_Q1] = _NSCALAR
     o[W_P1] = o[W_Q1] + nq
@@ -164,25 +174,25 @@ def _layout(I):
     o[W_Q2N] = o[W_HIST_T] + HISTORY
     o[W_P2N] = o[W_Q2N] + nq
     o[W_QM] = o[W_P2N] + nd
-    o[W_V] = o[W_QM] + nq
-    o[W_R] = o[W_V] + nq
+    o[W_V] = o[W_QM] + nt
+    o[W_R] = o[W_V] + nt
     o[W_P] = o[W_R] + 9 * nf
     o[W_S] = o[W_P] + 3 * nf
-    o[W_VSP] = o[W_S] + 6 * nq
-    o[W_VP] = o[W_VSP] + 6 * nq
-    o[W_IC] = o[W_VP] + 6 * nq
-    o[W_H] = o[W_IC] + 36 * nq
-    o[W_G] = o[W_H] + 6 * nq
+    o[W_VSP] = o[W_S] + 6 * nt
+    o[W_VP] = o[W_VSP] + 6 * nt
+    o[W_IC] = o[W_VP] + 6 * nt
+    o[W_H] = o[W_IC] + 36 * nt
+    o[W_G] = o[W_H] + 6 * nt
     o[W_LQ] = o[W_G] + 36
-    o[W_LV] = o[W_LQ] + nq
-    o[W_M] = o[W_LV] + nq
-    o[W_LVQ] = o[W_M] + nq * nq
-    o[W_LQQ] = o[W_LVQ] + nq * nq
-    o[W_SU] = o[W_LQQ] + nq * nq
-    o[W_SW] = o[W_SU] + 6 * nq
-    o[W_SZ] = o[W_SW] + 6 * nq
-    o[W_SG] = o[W_SZ] + 6 * nq
-    o[W_TMP] = o[W_SG] + 6 * nq
+    o[W_LV] = o[W_LQ] + nt
+    o[W_M] = o[W_LV] + nt
+    o[W_LVQ] = o[W_M] + nt * nt
+    o[W_LQQ] = o[W_LVQ] + nt * nt
+    o[W_SU] = o[W_LQQ] + nt * nt
+    o[W_SW] = o[W_SU] + 6 * nt
+    o[W_SZ] = o[W_SW] + 6 * nt
+    o[W_SG] = o[W_SZ] + 6 * nt
+    o[W_TMP] = o[W_SG] + 6 * nt
     o[W_J] = o[W_TMP] + 18
     o[W_RES] = o[W_J] + nd * nd
     o[W_FORCE] = o[W_RES] + nd
@@ -190,14 +200,14 @@ def _layout(I):
     o[W_VEL] = o[W_DLT] + nq
     o[W_MD] = o[W_VEL] + nd
     o[W_ZERO] = o[W_MD] + nd * nd
-    o[W_END] = o[W_ZERO] + nq
+    o[W_END] = o[W_ZERO] + nt
     return o
 
 
 @njit(cache=True)
 def _model_views(I, F, o):
     """The model arrays and built-in parameters as views into the packed I and F."""
-    nf, nq = I[_NF], I[_NQ]
+    nf, nt = I[_NF], I[_NT]
     return (I[o[I_PARENT]:o[I_KIND]],                          # parent
             I[o[I_KIND]:o[I_FCFG]],                            # kind
             F[o[F_VALUE]:o[F_MASS]],                           # value
@@ -211,23 +221,27 @@ def _model_views(I, F, o):
             I[o[I_CFRAME]:o[I_CPARENT]],                       # cframe
             I[o[I_CPARENT]:o[I_CORDER]],                       # cparent
             I[o[I_CORDER]:o[I_MASS_FRAMES]],                   # corder
-            I[o[I_ANC]:o[I_SP_IDX]].reshape((nq, nq)),         # anc
+            I[o[I_ANC]:o[I_SP_IDX]].reshape((nt, nt)),         # anc
             F[o[F_GVEC]:o[F_DAMPING]],                         # gvec
             F[o[F_DAMPING]:o[F_SP_K]],                         # damping
             I[o[I_SP_IDX]:o[I_IN_CFG]],                        # sp_idx
             F[o[F_SP_K]:o[F_SP_Q0]],                           # sp_k
-            F[o[F_SP_Q0]:o[F_END]],                            # sp_q0
-            I[o[I_IN_CFG]:o[I_END]])                           # in_cfg
+            F[o[F_SP_Q0]:o[F_MIM_MULT]],                       # sp_q0
+            I[o[I_IN_CFG]:o[I_MIM_LEAD]],                      # in_cfg
+            I[o[I_MIM_LEAD]:o[I_END]],                         # mimic_leader
+            F[o[F_MIM_MULT]:o[F_MIM_OFF]],                     # mimic_multiplier
+            F[o[F_MIM_OFF]:o[F_END]])                          # mimic_offset
 
 
 @njit(cache=True)
 def step_packed(I, F, W):
     """One VI step from the packed state; results in W (q2, p2, qm, v) and I's header."""
     o = _layout(I)
-    nf, nq, nd, nu, nsp = I[_NF], I[_NQ], I[_ND], I[_NU], I[_NSP]
+    nf, nq, nd, nu, nsp, nt = I[_NF], I[_NQ], I[_ND], I[_NU], I[_NSP], I[_NT]
     max_iter = I[_MAXIT]
     (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
-     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = _model_views(I, F, o)
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
+     mim_off) = _model_views(I, F, o)
     dt, tol = W[_DT], W[_TOL]
     # the step starts from the integrator's current state (q2, p2) ...
     q1 = W[o[W_Q2]:o[W_P2]]
@@ -243,21 +257,21 @@ def step_packed(I, F, W):
     v = W[o[W_V]:o[W_R]]
     R = W[o[W_R]:o[W_P]].reshape((nf, 3, 3))
     P = W[o[W_P]:o[W_S]].reshape((nf, 3))
-    S = W[o[W_S]:o[W_VSP]].reshape((nq, 6))
-    V = W[o[W_VSP]:o[W_VP]].reshape((nq, 6))
-    Vp = W[o[W_VP]:o[W_IC]].reshape((nq, 6))
-    Ic = W[o[W_IC]:o[W_H]].reshape((nq, 6, 6))
-    h = W[o[W_H]:o[W_G]].reshape((nq, 6))
+    S = W[o[W_S]:o[W_VSP]].reshape((nt, 6))
+    V = W[o[W_VSP]:o[W_VP]].reshape((nt, 6))
+    Vp = W[o[W_VP]:o[W_IC]].reshape((nt, 6))
+    Ic = W[o[W_IC]:o[W_H]].reshape((nt, 6, 6))
+    h = W[o[W_H]:o[W_G]].reshape((nt, 6))
     G = W[o[W_G]:o[W_LQ]].reshape((6, 6))
     Lq = W[o[W_LQ]:o[W_LV]]
     Lv = W[o[W_LV]:o[W_M]]
-    M = W[o[W_M]:o[W_LVQ]].reshape((nq, nq))
-    Lvq = W[o[W_LVQ]:o[W_LQQ]].reshape((nq, nq))
-    Lqq = W[o[W_LQQ]:o[W_SU]].reshape((nq, nq))
-    su = W[o[W_SU]:o[W_SW]].reshape((nq, 6))
-    sw = W[o[W_SW]:o[W_SZ]].reshape((nq, 6))
-    sz = W[o[W_SZ]:o[W_SG]].reshape((nq, 6))
-    sg = W[o[W_SG]:o[W_TMP]].reshape((nq, 6))
+    M = W[o[W_M]:o[W_LVQ]].reshape((nt, nt))
+    Lvq = W[o[W_LVQ]:o[W_LQQ]].reshape((nt, nt))
+    Lqq = W[o[W_LQQ]:o[W_SU]].reshape((nt, nt))
+    su = W[o[W_SU]:o[W_SW]].reshape((nt, 6))
+    sw = W[o[W_SW]:o[W_SZ]].reshape((nt, 6))
+    sz = W[o[W_SZ]:o[W_SG]].reshape((nt, 6))
+    sg = W[o[W_SG]:o[W_TMP]].reshape((nt, 6))
     tmp = W[o[W_TMP]:o[W_J]].reshape((3, 6))
     J = W[o[W_J]:o[W_RES]].reshape((nd, nd))
     r = W[o[W_RES]:o[W_FORCE]]
@@ -315,12 +329,16 @@ def step_packed(I, F, W):
                 acc += w * hist[HISTORY - 1 - j, i]
             q2[i] = acc
     elif nd > 0:
-        for i in range(nq):
+        for i in range(nt):
             zero[i] = 0.0
+        for i in range(nq):
+            qm[i] = q1[i]
+        kernel.expand_into(qm[:nq], zero[:nq], mim_lead, mim_mult, mim_off, qm, zero)
         first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames,
-                         fjoint, cframe, cparent, corder, gvec, q1, zero, R, P, S, V, Vp, Ic,
+                         fjoint, cframe, cparent, corder, gvec, qm, zero, R, P, S, V, Vp, Ic,
                          h, G, Lq, Lv)
         second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
+        kernel.fold_matrix(M, nq, mim_lead, mim_mult)
         ok = True
         for i in range(nd):
             vel[i] = p1[i]
@@ -347,9 +365,12 @@ def step_packed(I, F, W):
         for i in range(nq):
             qm[i] = q1[i] + 0.5 * dlt[i]
             v[i] = dlt[i] / dt
+        kernel.expand_into(qm[:nq], v[:nq], mim_lead, mim_mult, mim_off, qm, v)
         first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames,
                          fjoint, cframe, cparent, corder, gvec, qm, v, R, P, S, V, Vp, Ic, h, G,
                          Lq, Lv)
+        kernel.fold_vector(Lq, nq, mim_lead, mim_mult)
+        kernel.fold_vector(Lv, nq, mim_lead, mim_mult)
         for j in range(nsp):
             Lq[sp_idx[j]] -= sp_k[j] * (qm[sp_idx[j]] - sp_q0[j])
         acc = 0.0
@@ -401,6 +422,9 @@ def step_packed(I, F, W):
         if it >= max_iter:
             break
         second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
+        kernel.fold_matrix(M, nq, mim_lead, mim_mult)
+        kernel.fold_matrix(Lvq, nq, mim_lead, mim_mult)
+        kernel.fold_matrix(Lqq, nq, mim_lead, mim_mult)
         for j in range(nsp):
             Lqq[sp_idx[j], sp_idx[j]] -= sp_k[j]
         for a in range(nd):
@@ -442,20 +466,26 @@ def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
     nq, nd, nu = I[_NQ], I[_ND], I[_NU]
     nk = nq - nd
     (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
-     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg) = _model_views(I, F, o)
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
+     mim_off) = _model_views(I, F, o)
     q1 = W[o[W_Q1]:o[W_P1]]
     q2 = W[o[W_Q2]:o[W_P2]]
     dt = t2 - t1
-    qm = np.empty(nq)
-    v = np.empty(nq)
+    nt = I[_NT]
+    qm = np.empty(nt)
+    v = np.empty(nt)
     for i in range(nq):
         d = q2[i] - q1[i]
         qm[i] = q1[i] + 0.5 * d
         v[i] = d / dt
+    kernel.expand_into(qm[:nq], v[:nq], mim_lead, mim_mult, mim_off, qm, v)
     R, P, S, Vp, Ic, h, Lq, Lv, T, Vg = kernel.first_order(
         parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
         cparent, corder, gvec, qm, v)
     M, Lvq, Lqq = kernel.second_order(S, Vp, Ic, h, gvec, anc, corder)
+    kernel.fold_matrix(M, nq, mim_lead, mim_mult)
+    kernel.fold_matrix(Lvq, nq, mim_lead, mim_mult)
+    kernel.fold_matrix(Lqq, nq, mim_lead, mim_mult)
     for j in range(sp_idx.shape[0]):
         Lqq[sp_idx[j], sp_idx[j]] -= sp_k[j]
     nX = nq + nd + nu + nk
@@ -501,23 +531,25 @@ def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
 
 
 class FastStepper:
-    """Packs a System for :func:`step_packed` (``for_system`` returns None when the system
-    needs the general path)."""
+    """Packs a System for :func:`step_packed` or, with constraints,
+    :func:`constrained_step.step_constrained_packed` (``for_system`` returns None when the
+    system needs the general path)."""
 
     _ALLOWED_POTENTIALS = (Gravity, ConfigSpring)
     _ALLOWED_FORCES = (Damping, ConfigForce)
 
     @classmethod
     def for_system(cls, system):
-        if system.nc:
-            return None
         if any(type(p) not in cls._ALLOWED_POTENTIALS for p in system.potentials):
             return None
         if any(type(f) not in cls._ALLOWED_FORCES for f in system.forces):
             return None
-        return cls(system)
+        constraints = pack_constraints(system) if system.nc else None
+        if system.nc and constraints is None:
+            return None
+        return cls(system, constraints)
 
-    def __init__(self, system):
+    def __init__(self, system, constraints=None):
         self._system = system
         model = system.model
         nf, nq, nd, nu = model.nf, model.nq, system.nQd, system.nu
@@ -525,7 +557,8 @@ class FastStepper:
         self._dampers = [f for f in system.forces if type(f) is Damping]
         nsp = len(self._springs)
         sizes = np.zeros(_H, dtype=np.int64)
-        sizes[:_NSP + 1] = (nf, nq, nd, nu, len(model.corder), len(model.mass_frames), nsp)
+        sizes[:_NT + 1] = (nf, nq, nd, nu, len(model.corder), len(model.mass_frames), nsp,
+                           model.nt)
         o = _layout(sizes)
         I = np.zeros(o[I_END], dtype=np.int64)
         I[:_H] = sizes
@@ -543,7 +576,8 @@ class FastStepper:
         for f in system.forces:
             if type(f) is ConfigForce:
                 in_cfg[f.finput.index] = f.config.index
-        I[o[I_IN_CFG]:o[I_END]] = in_cfg
+        I[o[I_IN_CFG]:o[I_MIM_LEAD]] = in_cfg
+        I[o[I_MIM_LEAD]:o[I_END]] = model.mimic_leader
         self._I, self._o = I, o
         self._F = np.zeros(o[F_END])
         self._W = np.zeros(o[W_END])
@@ -554,8 +588,26 @@ class FastStepper:
         self.k_in = W[o[W_K_IN]:o[W_HIST]]
         self._hist = W[o[W_HIST]:o[W_HIST_T]].reshape(HISTORY, nq)
         self._hist_t = W[o[W_HIST_T]:o[W_Q2N]]
-        self.qm = W[o[W_QM]:o[W_V]]       # midpoint configuration of the last step (nQ,)
-        self.v = W[o[W_V]:o[W_R]]         # midpoint velocity (q2 - q1)/dt of the last step
+        self.qm = W[o[W_QM]:o[W_QM] + nq]  # midpoint configuration of the last step (nQ,)
+        self.v = W[o[W_V]:o[W_V] + nq]     # midpoint velocity (q2 - q1)/dt of the last step
+        self._constraints = constraints
+        if constraints is None:
+            self.lambda1 = np.zeros(0)
+        else:
+            # imported here: constrained_step builds on this module's layout
+            from . import constrained_step
+            self._step_constrained = constrained_step.step_constrained_packed
+            self._CI, self._CF = constraints
+            nc = self._CI.shape[0]
+            c = constrained_step.con_layout(I, nc)
+            self._CW = np.zeros(c[constrained_step.C_END])
+            self.lambda1 = self._CW[c[constrained_step.C_LAM]:c[constrained_step.C_LAMN]]
+
+    @property
+    def constrained(self):
+        """True when the packed system has constraints (lambda1 is then a view (nc,) into
+        the stepper's state; derivatives come from the general path)."""
+        return self._constraints is not None
 
     def state_views(self):
         """Views (q1, p1, q2, p2, u1) into the packed state: the integrator keeps its state
@@ -583,6 +635,10 @@ class FastStepper:
         for j, spring in enumerate(self._springs):
             F[o[F_SP_K] + j] = spring.k
             F[o[F_SP_Q0] + j] = spring.q0
+        F[o[F_MIM_MULT]:o[F_MIM_OFF]] = model.mimic_multiplier
+        F[o[F_MIM_OFF]:o[F_END]] = model.mimic_offset
+        if self._constraints is not None:
+            refresh_constraint_parameters(self._system, self._CF)
 
     def reset_history(self, times=(), configs=()):
         """Forget the predictor history, optionally seeding it with known (t, q) pairs
@@ -606,12 +662,18 @@ class FastStepper:
         W[_TOL] = tolerance
         W[_T2] = t2
         I[_MAXIT] = max_iterations
-        step_packed(I, self._F, W)
+        if self._constraints is None:
+            step_packed(I, self._F, W)
+        else:
+            self._step_constrained(I, self._F, W, self._CI, self._CF, self._CW)
         return I.item(_STATUS), I.item(_ITERS), W.item(_RNORM)
 
     def derivatives(self, t1, t2):
         """dq2/dx and dp2/dx (nd, nX) for x = (q1, p1, u1, k2) at the current state, or
-        None if the DEL Jacobian is singular."""
+        None if the DEL Jacobian is singular or the system is constrained (the general
+        path then gives them, with the multipliers' derivatives)."""
+        if self._constraints is not None:
+            return None
         if self._version != self._system.parameter_version:
             self._refresh_constants()
         nd, nq, nu = self._nd, self._nq, self._nu

@@ -124,8 +124,9 @@ class MidpointVI:
         Root-solver tolerance on the 2-norm of the DEL residual.
     num_threads : ignored (kept for trep compatibility).
     fast : bool
-        Use the compiled single-call step when the system allows it (no constraints; only
-        Gravity, ConfigSpring, Damping and ConfigForce).  False forces the general path.
+        Use the compiled single-call step when the system allows it (only Gravity,
+        ConfigSpring, Damping and ConfigForce; constraints, if any, of the built-in kinds
+        Distance, PointToPoint*, PointOnPlane, Mimic).  False forces the general path.
 
     State: ``t1, q1 (nQ,), p1 (nQd,)`` (previous) and ``t2, q2, p2`` (current), ``u1 (nu,)``,
     ``lambda1 (nc,)``; ``v2`` the kinematic velocity (q2_k - q1_k)/(t2 - t1).
@@ -156,11 +157,12 @@ class MidpointVI:
         if self._fast is not None:
             # the state lives in the compiled stepper's buffer: a step copies nothing
             self._q1, self._p1, self._q2, self._p2, self._u1 = self._fast.state_views()
+            self._lambda1 = self._fast.lambda1
         else:
             self._q1, self._q2 = np.zeros(s.nQ), np.zeros(s.nQ)
             self._p1, self._p2 = np.zeros(s.nQd), np.zeros(s.nQd)
             self._u1 = np.zeros(s.nu)
-        self._lambda1 = np.zeros(s.nc)
+            self._lambda1 = np.zeros(s.nc)
         self._deriv1 = None
         self._reset_history()
 
@@ -177,8 +179,9 @@ class MidpointVI:
                 self._p2.copy(), self._u1.copy(), self._lambda1.copy(), list(self._history))
 
     def _restore(self, saved):
-        (self._t1, self._t2, q1, q2, p1, p2, u1, self._lambda1, self._history) = saved
+        (self._t1, self._t2, q1, q2, p1, p2, u1, lam, self._history) = saved
         self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
+        self._lambda1[:] = lam
         self._reset_history(self._history)
 
     # ------------------------------------------------------------------ sizes and state
@@ -188,8 +191,9 @@ class MidpointVI:
 
     @property
     def compiled(self):
-        """True when steps run in the compiled single-call stepper (no constraints, only
-        Gravity, ConfigSpring, Damping and ConfigForce); False on the general path."""
+        """True when steps run in the compiled single-call stepper (only Gravity,
+        ConfigSpring, Damping and ConfigForce; only built-in constraints); False on the
+        general path."""
         return self._fast is not None
 
     @property
@@ -218,11 +222,7 @@ class MidpointVI:
 
         def setter(self, value):
             arr = getattr(self, name)
-            value = _vector(value, arr.shape[0], name.strip('_'))
-            if name == '_lambda1':
-                self._lambda1 = value
-            else:
-                arr[:] = value
+            arr[:] = _vector(value, arr.shape[0], name.strip('_'))
             self._reset_history()
         return property(getter, setter, doc=doc)
 
@@ -269,7 +269,7 @@ class MidpointVI:
         self._t1 = self._t2 = float(t1)
         self._q1[:], self._q2[:] = q1, q1
         self._p1[:], self._p2[:] = p1, p1
-        self._lambda1 = lam
+        self._lambda1[:] = lam
         self._reset_history([(self._t2, self._q2.copy())])
         self._data.set(q1, np.zeros(self.nq), t=self._t1)
 
@@ -282,8 +282,7 @@ class MidpointVI:
             raise ValueError('initialize_from_configs needs t1 > t0 (got %g, %g)' % (t0, t1))
         self._t1, self._t2 = t0, t1
         self._q1[:], self._q2[:] = q0, q1
-        self._lambda1 = (np.zeros(self.nc) if lambda1 is None
-                         else _vector(lambda1, self.nc, 'lambda1'))
+        self._lambda1[:] = (0.0 if lambda1 is None else _vector(lambda1, self.nc, 'lambda1'))
         self._p1[:] = 0.0
         self._p2[:] = self._D2Ld()
         self._reset_history([(t0, q0.copy()), (t1, q1.copy())])
@@ -417,7 +416,8 @@ class MidpointVI:
         """Advance to time t2 [s] with input u1 (nu,) and kinematic configs k2 (nQk,).
 
         The current state becomes the previous one; the new (q2, p2, lambda1) solve the
-        DEL.  Returns the number of Newton iterations.  Raises ``ConvergenceError`` (and
+        DEL.  ``lambda1_hint`` (nc,) and ``q2_hint`` (nQ,) seed Newton's method (a q2 hint
+        runs the step on the general path).  Returns the number of Newton iterations.  Raises ``ConvergenceError`` (and
         leaves the integrator's state unchanged) if the root solver fails, ``ValueError``
         for wrong sizes, non-finite values or a t2 that is not later than the current time.
         """
@@ -427,6 +427,8 @@ class MidpointVI:
                              % (t2, self._t2))
         fast = self._fast
         if fast is not None and q2_hint is None:
+            hint = None if lambda1_hint is None else _vector(lambda1_hint, self.nc,
+                                                             'lambda1_hint')
             # cheap size checks first (np.shape would cost microseconds on this path)
             for value, target, what in ((u1, fast.u_in, 'u1'), (k2, fast.k_in, 'k2')):
                 n = _flat_length(value)
@@ -438,6 +440,11 @@ class MidpointVI:
                     except (ValueError, TypeError):
                         _sized(value, target.shape[0], what)
                         raise
+            previous_lambda = None
+            if hint is not None:
+                # the compiled step starts Newton from the multipliers in its state
+                previous_lambda = self._lambda1.copy()
+                self._lambda1[:] = hint
             t1 = self._t2
             status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
             if status in (fast_step.NOT_CONVERGED, fast_step.NOT_FINITE):
@@ -446,6 +453,8 @@ class MidpointVI:
                 fast.reset_history([self._t2], [self._q2.copy()])
                 status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
             if status != fast_step.OK:
+                if previous_lambda is not None:
+                    self._lambda1[:] = previous_lambda
                 self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
             self._t1, self._t2 = t1, t2
             self._deriv1 = None
@@ -477,7 +486,7 @@ class MidpointVI:
             if isinstance(exc, (ConvergenceError, ValueError)):
                 raise
             raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc
-        self._q2[:], self._p2[:], self._lambda1 = q2, p2, lam
+        self._q2[:], self._p2[:], self._lambda1[:] = q2, p2, lam
         pairs = [(t, q) for t, q in self._history if t < t2][-4:] + [(t2, q2.copy())]
         if fast is not None:
             pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]

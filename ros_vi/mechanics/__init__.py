@@ -3,8 +3,8 @@
 Plain NumPy/SciPy (+ numba for the compiled tree kernel); never imports rclpy.
 """
 from .config import Config, Input
-from .frame import (CONST_SE3, RX, RY, RZ, TX, TY, TZ, WORLD, Frame, const_se3, const_txyz,
-                    rx, ry, rz, tx, ty, tz)
+from .frame import (CONST_SE3, RX, RY, RZ, TX, TY, TZ, WORLD, Frame, MimicMotion, const_se3,
+                    const_txyz, mimic, rx, ry, rz, tx, ty, tz)
 from .system import System
 from .potential import Potential
 from .force import Force

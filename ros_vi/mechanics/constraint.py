@@ -11,7 +11,8 @@ class Constraint:
     (and optionally ``h_dqdqdqdq``).  Whole-array forms ``h_dq_array()`` (nQ,),
     ``h_dqdq_array()`` (nQ, nQ) and ``h_dqdqdq_array()`` (nQ, nQ, nQ) are built from them.
 
-    ``tolerance``: the constraint counts as satisfied when ``|h| < tolerance``.
+    ``tolerance``: the constraint counts as satisfied when ``|h| <= tolerance`` (in h's
+    units; the integrator's convergence test).
     """
 
     def __init__(self, system, name=None, tolerance=1e-10):
@@ -20,6 +21,24 @@ class Constraint:
         self.tolerance = tolerance
         self._index = -1
         system._add_constraint(self)
+
+    @property
+    def tolerance(self):
+        """|h| at most this counts as satisfied (finite, > 0; in h's units)."""
+        return self._tolerance
+
+    @tolerance.setter
+    def tolerance(self, value):
+        try:
+            tol = float(value)
+        except (TypeError, ValueError):
+            raise TypeError('%r: tolerance must be a number, got %r' % (self, value)) from None
+        if not (np.isfinite(tol) and tol > 0.0):
+            raise ValueError('%r: tolerance must be finite and positive, got %r'
+                             % (self, value))
+        self._tolerance = tol
+        # compiled steppers copy the tolerances
+        self._system._parameters_changed()
 
     def __repr__(self):
         return '<%s %r>' % (type(self).__name__, self.name)

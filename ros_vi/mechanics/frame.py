@@ -72,6 +72,50 @@ def _inverse(g):
     return inv
 
 
+class MimicMotion:
+    """A transform parameter that follows a config linearly (URDF ``<mimic>``)::
+
+        value = multiplier * q_leader + offset        [rad or m]
+
+    The frame gets no config of its own: it is an exact reduction of coordinates (see
+    :mod:`ros_vi.mechanics.model`), not a constraint.  ``leader`` is a :class:`Config` or a
+    config name; a name may refer to a config created later while the structure is on hold
+    (as the URDF importer does).  ``name`` names the coordinate (the mimic joint) in joint
+    states; None: the frame's name.  Create one with :func:`mimic`.
+    """
+
+    __slots__ = ('leader', 'multiplier', 'offset', 'name')
+
+    def __init__(self, leader, multiplier=1.0, offset=0.0, name=None):
+        if not isinstance(leader, (str, Config)):
+            raise TypeError('mimic: leader must be a config or a config name, got %r'
+                            % (leader,))
+        self.leader = leader
+        self.multiplier = float(multiplier)
+        self.offset = float(offset)
+        self.name = name
+        if not (np.isfinite(self.multiplier) and np.isfinite(self.offset)):
+            raise ValueError('mimic of %r: multiplier and offset must be finite'
+                             % (getattr(leader, 'name', leader),))
+
+    def __repr__(self):
+        extra = '' if self.name is None else ', name=%r' % (self.name,)
+        return 'mimic(%r, %r, %r%s)' % (getattr(self.leader, 'name', self.leader),
+                                        self.multiplier, self.offset, extra)
+
+
+def mimic(leader, multiplier=1.0, offset=0.0, name=None):
+    """Transform parameter ``multiplier * q_leader + offset`` for a frame that follows
+    config ``leader`` (a mimic joint).
+
+    Example
+    -------
+    >>> left = trep.Frame(hand, trep.TY, 'finger_left')
+    >>> right = trep.Frame(hand, trep.TY, trep.mimic('finger_left', -1.0), name='finger_right')
+    """
+    return MimicMotion(leader, multiplier, offset, name)
+
+
 class _FrameDef:
     """A frame definition for :meth:`Frame.import_frames` (see :func:`tx` ... :func:`const_se3`)."""
 
@@ -166,9 +210,10 @@ class Frame:
         Parent frame (``system.world_frame`` for the first level).
     transform : str
         One of ``RX, RY, RZ, TX, TY, TZ, CONST_SE3``.
-    param : float, str or (4, 4) array
+    param : float, str, MimicMotion or (4, 4) array
         Constant value [rad or m], the name of a new :class:`Config` that drives the
-        transform, or the 4x4 matrix of a ``CONST_SE3`` frame.
+        transform, :func:`mimic` of an existing config (the frame follows it linearly), or
+        the 4x4 matrix of a ``CONST_SE3`` frame.
     name : str, optional
     kinematic : bool
         Make the new config kinematic.
@@ -201,6 +246,7 @@ class Frame:
         self.name = name
         self._children = []
         self._config = None
+        self._mimic = None
         self._value = 0.0
         self._se3 = np.eye(4)
         self._mass = 0.0
@@ -229,6 +275,14 @@ class Frame:
                 if isinstance(param, str):
                     self._config = Config(system, name=param, kinematic=kinematic)
                     self._config._frame = self
+                elif isinstance(param, MimicMotion):
+                    if kinematic:
+                        raise ValueError('%s: a mimic frame has no config of its own, so '
+                                         'it cannot be kinematic' % where)
+                    self._mimic = MimicMotion(param.leader, param.multiplier, param.offset,
+                                              param.name if param.name is not None else name)
+                    if system._hold <= 1:       # leader must exist unless building on hold
+                        self._resolve_mimic()
                 elif isinstance(param, Config):
                     raise TypeError('%s: pass a config *name* to create its config' % where)
                 else:
@@ -258,6 +312,27 @@ class Frame:
         return self._config
 
     @property
+    def mimic(self):
+        """The :class:`MimicMotion` this frame follows (``leader`` a :class:`Config`), or
+        None for frames that are not mimic frames (read only)."""
+        if self._mimic is None:
+            return None
+        return self._resolve_mimic()
+
+    def _resolve_mimic(self):
+        spec = self._mimic
+        if isinstance(spec.leader, str):
+            found = [c for c in self._system._configs_list if c.name == spec.leader]
+            if not found:
+                raise KeyError('frame %r mimics config %r, which does not exist'
+                               % (self.name, spec.leader))
+            spec.leader = found[0]
+        elif spec.leader.system is not self._system:
+            raise ValueError('frame %r mimics config %r of another system'
+                             % (self.name, spec.leader.name))
+        return spec
+
+    @property
     def parent(self):
         """Parent frame; None for the world frame (read only)."""
         return self._parent
@@ -283,9 +358,7 @@ class Frame:
         """The constant parameter, the config's current value, or the 4x4 CONST_SE3 matrix."""
         if self._transform == CONST_SE3:
             return self._se3.copy()
-        if self._config is not None:
-            return self._config.q
-        return self._value
+        return self._local_value()
 
     @transform_value.setter
     def transform_value(self, value):
@@ -294,6 +367,9 @@ class Frame:
         elif self._config is not None:
             self._config.q = value
             return
+        elif self._mimic is not None:
+            raise ValueError('frame %r follows config %r (mimic): set the leader instead'
+                             % (self.name, self.mimic.leader.name))
         else:
             value = float(value)
             if not np.isfinite(value):
@@ -324,10 +400,16 @@ class Frame:
         return answer
 
     def _reaches_config(self, config):
-        frame = config._frame
+        """True if ``config`` drives a frame on this frame's chain to the world, as its own
+        config or as the leader of a mimic frame: the frames' own links, so that frames
+        and configs added while the structure is on hold are answered as well (the same
+        answer as a non-empty :meth:`_coordinate_terms` once the Model is built)."""
         node = self
         while node is not None:
-            if node is frame:
+            if node._config is config:
+                return True
+            spec = node._mimic
+            if spec is not None and (spec.leader is config or spec.leader == config.name):
                 return True
             node = node._parent
         return False
@@ -345,6 +427,8 @@ class Frame:
             param = 'const_se3'
         elif self._config is not None:
             param = '%s(%r)' % (self._transform, self._config.name)
+        elif self._mimic is not None:
+            param = '%s(%r)' % (self._transform, self._mimic)
         elif self._transform == WORLD:
             param = 'world'
         else:
@@ -386,6 +470,8 @@ class Frame:
             args.append(repr(self._config.name))
             if self._config.kinematic:
                 args.append('kinematic=True')
+        elif self._mimic is not None:
+            args.append(repr(self._mimic))
         else:
             args.append(repr(self._value))
         if self.name is not None:
@@ -494,7 +580,21 @@ class Frame:
 
     # ------------------------------------------------------------------ local transform
     def _local_value(self):
-        return self._config.q if self._config is not None else self._value
+        if self._config is not None:
+            return self._config.q
+        if self._mimic is not None:
+            m = self.mimic
+            return m.multiplier * m.leader.q + m.offset
+        return self._value
+
+    def _own_rate(self):
+        """d(transform parameter)/d(q of the driving config): 1, a mimic's multiplier, or
+        None for a frame no config drives."""
+        if self._config is not None:
+            return 1.0
+        if self._mimic is not None:
+            return self._mimic.multiplier
+        return None
 
     def _xi_hat(self):
         return hat(_local_twist(self._transform))
@@ -508,12 +608,14 @@ class Frame:
         return _local_transform(self._transform, self._local_value())
 
     def _lg_d(self, n):
-        if self._config is None:
+        rate = self._own_rate()
+        if rate is None:
             return np.zeros((4, 4))
-        return np.linalg.matrix_power(self._xi_hat(), n) @ self.lg()
+        return rate ** n * np.linalg.matrix_power(self._xi_hat(), n) @ self.lg()
 
     def lg_dq(self):
-        """d lg / d q for this frame's own config (zero for fixed frames)."""
+        """d lg / d q for this frame's own config, or its leader's for a mimic frame (zero
+        for fixed frames)."""
         return self._lg_d(1)
 
     def lg_dqdq(self):
@@ -533,9 +635,10 @@ class Frame:
         return _inverse(self.lg())
 
     def _lg_inv_d(self, n):
-        if self._config is None:
+        rate = self._own_rate()
+        if rate is None:
             return np.zeros((4, 4))
-        return np.linalg.matrix_power(-self._xi_hat(), n) @ self.lg_inv()
+        return rate ** n * np.linalg.matrix_power(-self._xi_hat(), n) @ self.lg_inv()
 
     def lg_inv_dq(self):
         """Derivative of :meth:`lg_inv`."""
@@ -555,7 +658,7 @@ class Frame:
 
     def twist_hat(self):
         """(4, 4) unit twist of this frame's own transform in its own coordinates."""
-        if self._config is None:
+        if self._own_rate() is None:
             return np.zeros((4, 4))
         return self._xi_hat()
 
@@ -616,36 +719,57 @@ class Frame:
         """(4, 4) world pose of this frame: maps frame coordinates to world coordinates."""
         return self._pose().copy()
 
-    def _sorted_configs(self, configs):
-        """Config indices sorted shallow-to-deep, or None if any does not move this frame."""
-        system = self._system
-        idx = []
-        for c in configs:
-            ci = system.get_config(c).index
-            if not system.model.frame_anc[self.index, ci]:
-                return None
-            idx.append(ci)
-        depth = system.model.cdepth
-        return sorted(idx, key=lambda c: depth[c])
+    def _coordinate_terms(self, configs):
+        """A derivative with respect to ``configs`` as a sum over joint coordinates.
 
-    def _g_d(self, configs):
-        order = self._sorted_configs(configs)
-        if order is None:
-            return np.zeros((4, 4))
+        Returns ``[(weight, thetas)]``: each ``thetas`` a list of joint coordinates (one per
+        config, each moving this frame) sorted shallow to deep, ``weight`` the product of
+        their rates (1 for a config's own frame, the multiplier for a mimic frame).  Empty
+        when some config moves nothing on this frame's chain (the derivative is zero).
+        """
+        model = self._system.model
+        moving = model.frame_anc[self.index]
+        options = []
+        for c in configs:
+            ci = c if isinstance(c, (int, np.integer)) else self._system.get_config(c).index
+            opts = [(w, t) for w, t in model.config_coordinates(int(ci)) if moving[t]]
+            if not opts:
+                return []
+            options.append(opts)
+        depth = model.cdepth
+        terms = []
+        for combo in itertools.product(*options):
+            weight = 1.0
+            for w, _ in combo:
+                weight *= w
+            terms.append((weight, sorted((t for _, t in combo), key=lambda t: depth[t])))
+        return terms
+
+    def _g_theta(self, thetas):
+        """d^n g / d theta_1 .. d theta_n for sorted joint coordinates on this chain."""
         _, _, S = self._kin()
         out = self.g()
-        for c in reversed(order):
-            out = hat(S[c]) @ out
+        for t in reversed(thetas):
+            out = hat(S[t]) @ out
+        return out
+
+    def _g_inv_theta(self, thetas):
+        _, _, S = self._kin()
+        out = self.g_inv()
+        for t in reversed(thetas):
+            out = out @ (-hat(S[t]))
+        return out
+
+    def _g_d(self, configs):
+        out = np.zeros((4, 4))
+        for w, thetas in self._coordinate_terms(configs):
+            out += w * self._g_theta(thetas)
         return out
 
     def _g_inv_d(self, configs):
-        order = self._sorted_configs(configs)
-        if order is None:
-            return np.zeros((4, 4))
-        _, _, S = self._kin()
-        out = self.g_inv()
-        for c in reversed(order):
-            out = out @ (-hat(S[c]))
+        out = np.zeros((4, 4))
+        for w, thetas in self._coordinate_terms(configs):
+            out += w * self._g_inv_theta(thetas)
         return out
 
     def g_dq(self, q1):
@@ -697,24 +821,42 @@ class Frame:
         return self._memoised('g', (q1, q2, q3, q4), self._g_d)[:, 3].copy()
 
     # ------------------------------------------------------------------ body velocity
-    def _vb_term(self, vel_config, q_configs):
-        """d^n (g^-1 dg/dq_c) / dq_{a1..an}: Leibniz over the split of the q-derivatives."""
-        n = len(q_configs)
+    def _vb_term_theta(self, vel, thetas):
+        """d^n (g^-1 dg/d theta_vel) / d theta_1..n: Leibniz over the split of the
+        coordinate derivatives (``vel`` and ``thetas`` joint coordinates on this chain)."""
+        depth = self._system.model.cdepth
+        n = len(thetas)
         out = np.zeros((4, 4))
         for mask in itertools.product((0, 1), repeat=n):
-            left = [q for q, m in zip(q_configs, mask) if m == 0]
-            right = [q for q, m in zip(q_configs, mask) if m == 1]
-            out += self._g_inv_d(left) @ self._g_d(right + [vel_config])
+            left = sorted((t for t, m in zip(thetas, mask) if m == 0), key=lambda t: depth[t])
+            right = sorted([t for t, m in zip(thetas, mask) if m == 1] + [vel],
+                           key=lambda t: depth[t])
+            out += self._g_inv_theta(left) @ self._g_theta(right)
+        return out
+
+    def _vb_term(self, vel_config, q_configs):
+        """d^n (g^-1 dg/dq_vel) / dq_{a1..an} over configs."""
+        out = np.zeros((4, 4))
+        terms = self._coordinate_terms([vel_config])
+        if not terms:
+            return out
+        rest = self._coordinate_terms(list(q_configs)) if q_configs else [(1.0, [])]
+        for wv, (vel,) in terms:
+            for wq, thetas in rest:
+                out += wv * wq * self._vb_term_theta(vel, thetas)
         return out
 
     def _vb_d(self, q_configs):
         system = self._system
+        model = system.model
         out = np.zeros((4, 4))
         i = self.index
-        dq = system.data.dq
-        for c in np.nonzero(system.model.frame_anc[i])[0]:
-            if dq[c] != 0.0:
-                out += dq[c] * self._vb_term(int(c), list(q_configs))
+        _, dtheta = model.joint_positions(system.data.q, system.data.dq)
+        rest = self._coordinate_terms(list(q_configs)) if q_configs else [(1.0, [])]
+        for t in np.nonzero(model.frame_anc[i])[0]:
+            if dtheta[t] != 0.0:
+                for wq, thetas in rest:
+                    out += dtheta[t] * wq * self._vb_term_theta(int(t), thetas)
         return out
 
     def vb(self):

@@ -6,7 +6,10 @@ share frames.  :func:`frame_vectors` gives, per System, one registry of those ve
 each component asks once per structure for a slot (:meth:`FrameVectors.slot`), and the
 vectors of every slot are computed together, once per state, by one compiled kernel
 (:func:`ros_vi.mechanics.kernel.frame_vectors`; the derivative formulas are those of
-:mod:`ros_vi.mechanics.constraints.point`).
+:mod:`ros_vi.mechanics.constraints.point`).  The kernel runs on the joint coordinates (the
+twists ``S`` have a row per coordinate; see :mod:`ros_vi.mechanics.model`) and the
+derivatives are folded onto the configs when the System has mimic frames, so every
+consumer sees configs only.
 
 Example
 -------
@@ -122,11 +125,17 @@ class FrameVectors:
         return self._arrays
 
     def chain(self, slot):
-        """The configs (int array, shallow to deep) that move the vector of ``slot``; its
+        """The configs (int array, each once) that move the vector of ``slot``; its
         derivatives in every other config are zero."""
-        self._current_model()
+        model = self._current_model()
         _, _, _, ptr, cfg = self._kernel_arrays()
-        return cfg[ptr[slot]:ptr[slot + 1]]
+        thetas = cfg[ptr[slot]:ptr[slot + 1]]
+        if not model.has_mimic:
+            return thetas                     # joint coordinates are the configs
+        # a mimic frame's coordinate is moved by its leader
+        nq = model.nq
+        return np.unique(np.where(thetas < nq, thetas,
+                                  model.mimic_leader[np.maximum(thetas - nq, 0)]))
 
     def get(self, order):
         """``(X (k, 3), D1 (k, nQ, 3), D2 (k, nQ, nQ, 3))`` of every slot at the current
@@ -140,7 +149,14 @@ class FrameVectors:
         if have is None or have[0] < order or have[1] != k:
             R, P, S = self._system._kinematics()
             order = max(want, 1, 0 if have is None else have[0])
-            X, D1, D2 = kernel.frame_vectors(R, P, S, *self._kernel_arrays(), min(order, 2))
+            order = min(order, 2)
+            X, D1, D2 = kernel.frame_vectors(R, P, S, *self._kernel_arrays(), order)
+            model = self._model
+            if model.has_mimic:
+                # the kernel runs on joint coordinates: fold onto the configs
+                D1 = model.fold(D1, (1,))
+                if order >= 2:
+                    D2 = model.fold(D2, (1, 2))
             have = memo['x'] = (order, k, (X, D1, D2))
         return have[2]
 

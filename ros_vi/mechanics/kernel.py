@@ -435,14 +435,73 @@ def lagrangian_terms(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_f
     return Lq, Lv, M, Lvq, Lqq, T, Vg
 
 
+# ---------------------------------------------------------------------- mimic reduction
+# A mimic frame follows a config linearly: theta = multiplier * q_leader + offset.  The
+# kernels above run on the joint coordinates theta (configs first, then one per mimic
+# frame); with the constant map theta = E q + b (E = [I; A], A one entry per mimic row),
+# every derivative of L with respect to q is E^T (derivative w.r.t. theta) E, which
+# :func:`fold_vector` and :func:`fold_matrix` form in place.
+
+@njit(cache=True)
+def expand_into(q, dq, leader, multiplier, offset, theta, dtheta):
+    """Joint coordinates ``theta (nt,)`` and rates ``dtheta (nt,)`` of configs ``q, dq (nq,)``
+    (``leader, multiplier, offset (nt - nq,)`` describe the mimic frames)."""
+    nq = q.shape[0]
+    for i in range(nq):
+        theta[i] = q[i]
+        dtheta[i] = dq[i]
+    for k in range(leader.shape[0]):
+        theta[nq + k] = multiplier[k] * q[leader[k]] + offset[k]
+        dtheta[nq + k] = multiplier[k] * dq[leader[k]]
+
+
+@njit(cache=True)
+def fold_vector(x, nq, leader, multiplier):
+    """``x[:nq] <- (E^T x)``: a gradient over joint coordinates (nt,) folded onto configs."""
+    for k in range(leader.shape[0]):
+        x[leader[k]] += multiplier[k] * x[nq + k]
+
+
+@njit(cache=True)
+def fold_matrix(A, nq, leader, multiplier):
+    """``A[:nq, :nq] <- E^T A E`` for a (nt, nt) matrix of second derivatives."""
+    nt = A.shape[0]
+    for k in range(leader.shape[0]):          # rows: E^T A
+        r = leader[k]
+        a = multiplier[k]
+        for j in range(nt):
+            A[r, j] += a * A[nq + k, j]
+    for k in range(leader.shape[0]):          # columns: (E^T A) E
+        c = leader[k]
+        a = multiplier[k]
+        for i in range(nq):
+            A[i, c] += a * A[i, nq + k]
+
+
+@njit(cache=True)
+def fold_axis(A, nq, leader, multiplier):
+    """``A[:, :nq, :] <- E^T`` along the middle axis of ``A (n, nt, m)``, in place: a stack of
+    derivatives over joint coordinates folded onto configs (any axis of a C-contiguous
+    array, seen as (before, nt, after); rows nq.. keep their values)."""
+    for b in range(A.shape[0]):
+        for k in range(leader.shape[0]):
+            r = leader[k]
+            a = multiplier[k]
+            for j in range(A.shape[2]):
+                A[b, r, j] += a * A[b, nq + k, j]
+
+
 # ---------------------------------------------------------------------------------------
 # Frame-attached world vectors and the built-in terms on them (the general path's batches)
 #
 # A point fixed in a frame (its origin) or a direction fixed in it (world value x = R n)
-# moves with the configs of the frame's chain; with S_a = (w_a, v_a) and a, b in the chain,
-# a shallower than or equal to b:
+# moves with the joint coordinates of the frame's chain; with S_a = (w_a, v_a) and a, b in
+# the chain, a shallower than or equal to b:
 #     dx/dq_a = w_a x x (+ v_a for a point),     d2x/dq_a dq_b = w_a x dx/dq_b
-# and zero for configs outside the chain (see ros_vi.mechanics.constraints.point).
+# and zero for coordinates outside the chain (see ros_vi.mechanics.constraints.point).
+# frame_vectors and wrench_twists run on the joint coordinates (S (nt, 6)); their callers
+# fold the results onto the configs (Model.fold) when there are mimic frames, and
+# linear_springs and frame_dots take those folded config derivatives.
 
 
 @njit(cache=True)
@@ -451,9 +510,10 @@ def frame_vectors(R, P, S, item_frame, item_dir, item_point, chain_ptr, chain_cf
 
     Item ``i`` is the origin of frame ``item_frame[i]`` (``item_point[i]`` True) or the
     direction ``item_dir[i]`` (3,) fixed in that frame; ``chain_cfg[chain_ptr[i]:
-    chain_ptr[i + 1]]`` are the configs that move the frame, shallow to deep.  Returns
-    ``X (k, 3)``, ``D1 (k, nq, 3)`` and ``D2 (k, nq, nq, 3)`` (empty (k, 0, 0, 3) for
-    order 1), in the units of the vectors per rad or m.
+    chain_ptr[i + 1]]`` are the joint coordinates that move the frame, shallow to deep.
+    Returns ``X (k, 3)``, ``D1 (k, nt, 3)`` and ``D2 (k, nt, nt, 3)`` (empty (k, 0, 0, 3)
+    for order 1), derivatives over the joint coordinates (nt = S.shape[0]), in the units of
+    the vectors per rad or m.
     """
     k = item_frame.shape[0]
     nq = S.shape[0]
@@ -501,7 +561,8 @@ def frame_vectors(R, P, S, item_frame, item_dir, item_point, chain_ptr, chain_cf
 @njit(cache=True)
 def linear_springs(X, D1, D2, end1, end2, cfg_ptr, cfg, k, x0, order, zero_length):
     """Energies and derivatives of springs ``V = 1/2 k (x - x0)^2``, ``x = |X[end2] -
-    X[end1]|`` (rows of :func:`frame_vectors`), each spring on its own.
+    X[end1]|`` (rows of :func:`frame_vectors` with derivatives over configs,
+    ``FrameVectors.get``), each spring on its own.
 
     ``cfg[cfg_ptr[s]:cfg_ptr[s + 1]]`` are the configs that move either end of spring s
     (its derivatives are zero in the others).  Returns ``V (ns,)`` [J], ``V_q (ns, nq)``,
@@ -593,14 +654,15 @@ def _ad(w0, w1, w2, v0, v1, v2, x0, x1, x2, y0, y1, y2):
 def wrench_twists(R, P, S, frame, kind, chain_ptr, chain_cfg, W, order):
     """Virtual twists of wrenches applied to frames, and their config derivatives.
 
-    Wrench ``w`` acts on frame ``frame[w]`` (configs ``chain_cfg[chain_ptr[w]:
+    Wrench ``w`` acts on frame ``frame[w]`` (joint coordinates ``chain_cfg[chain_ptr[w]:
     chain_ptr[w + 1]]``, shallow to deep) and is expressed as ``kind[w]``:
     BODY_WRENCH (frame axes, at the origin), HYBRID_WRENCH (world axes, at the origin) or
-    SPATIAL_WRENCH (world axes, at the world origin).  The generalized force on config i
-    is ``T0[w, i] . wrench`` with the twist ``T0 (nw, nq, 6)`` ordered (linear, angular)
-    like the wrench (force, torque); ``T1 (nw, nq, nq, 6)`` [w, i, a] is its derivative in
-    q_a (empty for order 0).  Also returns the generalized force of the wrenches ``W (nw,
-    6)``, summed: ``F (nq,)`` and its q derivative ``F_q (nq, nq)`` (empty for order 0).
+    SPATIAL_WRENCH (world axes, at the world origin).  The generalized force on joint
+    coordinate i is ``T0[w, i] . wrench`` with the twist ``T0 (nw, nt, 6)`` ordered
+    (linear, angular) like the wrench (force, torque); ``T1 (nw, nt, nt, 6)`` [w, i, a] is
+    its derivative in theta_a (empty for order 0).  Also returns the generalized force of
+    the wrenches ``W (nw, 6)``, summed: ``F (nt,)`` and its derivative ``F_q (nt, nt)``
+    (empty for order 0); nt = S.shape[0], all over joint coordinates.
     With S_i = (w_i, v_i), p, R the frame's origin and rotation:
 
     * spatial: ``T_i = S_i``;  ``dT_i/dq_a = ad(S_a) S_i`` for a shallower than i
@@ -700,8 +762,9 @@ def frame_dots(X, D1, D2, fa, fb, ga, gb, e, cfg_ptr, cfg, order):
 
     Item m: ``f = X[fa[m]] - X[fb[m]]`` (``fb[m] < 0``: no second term) and ``g = X[ga[m]]
     - X[gb[m]]`` (same rule), or the constant ``e[m]`` when ``ga[m] < 0``; rows of
-    :func:`frame_vectors`.  ``cfg[cfg_ptr[m]:cfg_ptr[m + 1]]`` are the configs that move
-    any of the vectors.  Returns ``h (M,)``, ``h_q (M, nq)``, ``h_qq (M, nq, nq)`` (empty
+    :func:`frame_vectors` with derivatives over configs (``FrameVectors.get``).
+    ``cfg[cfg_ptr[m]:cfg_ptr[m + 1]]`` are the configs that move any of the vectors (each
+    once).  Returns ``h (M,)``, ``h_q (M, nq)``, ``h_qq (M, nq, nq)`` (empty
     for order < 2).
     """
     M = fa.shape[0]

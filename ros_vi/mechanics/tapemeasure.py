@@ -15,7 +15,8 @@ With ``S_c`` the world-frame twist of config ``c`` (``hat`` its 4x4 matrix, zero
     d2(g^-1)/dq_a dq_b    = g^-1 S_m^ S_o^
 
 :class:`_PoseDerivatives` stacks these for every config at once, (nQ, 4, 4),
-(nQ, nQ, 4, 4) and (nQ, nQ, nQ, 4, 4), computed once per system state.
+(nQ, nQ, 4, 4) and (nQ, nQ, nQ, 4, 4), computed once per system state (over joint
+coordinates, then folded onto the configs when the system has mimic frames).
 """
 import numpy as np
 
@@ -47,17 +48,18 @@ class _PoseDerivatives:
         ginv[:3, 3] = -R[i].T @ P[i]
         self.g = g
         self.ginv = ginv
-        nq = system.nQ
+        nq = model.nt           # joint coordinates; folded onto configs (Model.fold)
         mask = model.frame_anc[i]
         H = np.zeros((nq, 4, 4))
         for c in np.nonzero(mask)[0]:
             H[c] = hat(S[c])
         self._H = H
+        self._model = model
         self._depth = model.cdepth
         self._nq = nq
         self._G2 = self._GI2 = self._G3 = self._HH = None
-        self.G1 = H @ g
-        self.GI1 = -(ginv @ H)
+        self.G1 = model.fold(H @ g)
+        self.GI1 = model.fold(-(ginv @ H))
 
     def _ordered_pairs(self):
         """(ordered, reversed, raw): ``H[o] H[m]``, ``H[m] H[o]`` and ``H[a] H[b]`` for
@@ -75,13 +77,13 @@ class _PoseDerivatives:
     @property
     def G2(self):
         if self._G2 is None:
-            self._G2 = self._ordered_pairs()[0] @ self.g
+            self._G2 = self._model.fold(self._ordered_pairs()[0] @ self.g, (0, 1))
         return self._G2
 
     @property
     def GI2(self):
         if self._GI2 is None:
-            self._GI2 = self.ginv @ self._ordered_pairs()[1]
+            self._GI2 = self._model.fold(self.ginv @ self._ordered_pairs()[1], (0, 1))
         return self._GI2
 
     @property
@@ -94,7 +96,7 @@ class _PoseDerivatives:
                                        indexing='ij'))
             order = np.argsort(self._depth[idx], axis=0, kind='stable')
             s = np.take_along_axis(idx, order, axis=0)
-            self._G3 = HHH[s[0], s[1], s[2]] @ self.g
+            self._G3 = self._model.fold(HHH[s[0], s[1], s[2]] @ self.g, (0, 1, 2))
         return self._G3
 
 

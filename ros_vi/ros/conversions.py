@@ -109,8 +109,11 @@ def joint_state_msg(state, stamp):
     """``sensor_msgs/JointState`` from a :class:`ros_vi.simulation.SimState`."""
     msg = JointState()
     msg.header.stamp = stamp
-    msg.name = list(state.joint_names)
-    msg.position = [float(v) for v in state.positions]
-    msg.velocity = [float(v) for v in state.velocities]
-    msg.effort = [float(v) for v in state.efforts]
+    msg.name = list(state.joint_names) + list(state.mimic_names)
+    msg.position = [float(v) for v in state.positions] + [float(v) for v in
+                                                          state.mimic_positions]
+    msg.velocity = [float(v) for v in state.velocities] + [float(v) for v in
+                                                           state.mimic_velocities]
+    # mimic joints carry no actuator: effort 0
+    msg.effort = [float(v) for v in state.efforts] + [0.0] * len(state.mimic_names)
     return msg

@@ -50,12 +50,17 @@ Joint data
   (data: the simulator saturates inputs to them).
 * ``<limit lower upper>`` -> :attr:`URDFRobot.position_limits`; with
   ``enforce_limits=True`` a :class:`forces.JointLimits` spring-damper acts beyond them.
-* ``<mimic joint multiplier offset>`` -> a holonomic :class:`constraints.Mimic` constraint
-  ``q_m - multiplier q_ref - offset = 0`` (the mimic joint keeps its own config, its own
-  mass and its own damping; the constraint force is what a perfect coupling transmits).
-  Chosen over an exact reduction because the frame model cannot drive one transform by a
-  linear function of another config.  Systems with mimic joints run on MidpointVI's
-  general (constrained) path.  The initial q satisfies every mimic constraint.
+* ``<mimic joint multiplier offset>`` with ``mimic='reduce'`` (default): an exact reduction
+  of coordinates.  The mimic joint's frame follows its leader,
+  ``q_m = multiplier q_ref + offset`` (:func:`~ros_vi.mechanics.frame.mimic`; a chain of
+  mimics is composed onto the first non-mimic joint), so it has no config: its inertia
+  enters the leader's column of the mass matrix, its ``<dynamics damping>`` c acts on the
+  leader as ``multiplier^2 c`` (exact), and the compiled integrator runs on the reduced
+  coordinates.  Joint states and tf still carry the mimic joint (``robot.mimic_joint_names``).
+  With ``mimic='constraint'``: a holonomic :class:`constraints.Mimic` constraint
+  ``q_m - multiplier q_ref - offset = 0`` (trep's formulation: the mimic joint keeps its own
+  config, mass and damping; the constraint force is what a perfect coupling transmits; the
+  initial q satisfies every constraint).  Both give the same motion.
 * ``actuated='all'`` (default): every moving non-mimic joint gets a
   :class:`forces.ConfigForce` whose input is named like its config (``p + joint``), in
   config order; pass a list of joint names to choose, or ``None`` for no inputs.
@@ -74,7 +79,7 @@ import numpy as np
 
 from ..mechanics import constraints, dynamics, potentials
 from ..mechanics import forces as mforces
-from ..mechanics.frame import Frame, CONST_SE3, RX, RY, RZ, TX, TY, TZ
+from ..mechanics.frame import Frame, CONST_SE3, RX, RY, RZ, TX, TY, TZ, mimic
 from ..mechanics.system import System
 from .errors import URDFError
 from .geometry import axis_alignment, is_identity, origin_matrix
@@ -168,6 +173,18 @@ def _copy_joint(old, **changes):
     return new
 
 
+def _mimic_root(j, by_name):
+    """``(leader joint, multiplier, offset)`` of a mimic joint, composed down a chain of
+    mimics to the first joint that mimics nothing: q_j = multiplier q_leader + offset."""
+    ref, mult, off = j.mimic
+    lead = by_name[ref]
+    while lead.mimic is not None:
+        ref2, mult2, off2 = lead.mimic
+        mult, off = mult * mult2, mult * off2 + off
+        lead = by_name[ref2]
+    return lead, mult, off
+
+
 def _build(plan, system, prefix, base, kinematic, options):
     """Create frames, configs, forces and constraints in ``system``; returns URDFRobot."""
     joints, link_frames, forces, mimics = _build_held(plan, system, prefix, base, kinematic,
@@ -258,6 +275,10 @@ def _build_held(plan, system, prefix, base, kinematic, options):
                 else:
                     rot = j.type in ('revolute', 'continuous')
                     kin = j.name in kinematic
+                    param = prefix + j.name
+                    if j.mimic is not None and options['mimic'] == 'reduce':
+                        lead, mult, off = _mimic_root(j, by_name)
+                        param = mimic(prefix + lead.name, mult, off, name=prefix + j.name)
                     k = [i for i in range(3) if j.axis[i] == 1.0]
                     if k:                          # exactly +x, +y or +z
                         parent = frame
@@ -266,17 +287,19 @@ def _build_held(plan, system, prefix, base, kinematic, options):
                                                  name=prefix + j.name + HELPER_SEP + 'origin'),
                                            'helper', prefix=prefix)
                         kind = _ALIGNED[k[0]][0 if rot else 1]
-                        child = Frame(parent, kind, prefix + j.name, name=prefix + j.child,
+                        child = Frame(parent, kind, param, name=prefix + j.child,
                                       kinematic=kin)
+                        j.motion_frame = child
                     else:
                         A = np.eye(4)
                         A[:3, :3] = axis_alignment(j.axis)
                         pre = _mark(Frame(frame, CONST_SE3, j.origin @ A,
                                           name=prefix + j.name + HELPER_SEP + 'origin'),
                                     'helper', prefix=prefix)
-                        mid = _mark(Frame(pre, RZ if rot else TZ, prefix + j.name,
+                        mid = _mark(Frame(pre, RZ if rot else TZ, param,
                                           name=prefix + j.name + HELPER_SEP + 'motion',
                                           kinematic=kin), 'helper', prefix=prefix)
+                        j.motion_frame = mid
                         Ainv = np.eye(4)
                         Ainv[:3, :3] = A[:3, :3].T
                         child = Frame(mid, CONST_SE3, Ainv, name=prefix + j.child)
@@ -312,8 +335,14 @@ def _add_gravity(system, prefix, gravity, forces):
 
 def _add_forces(system, prefix, joints, by_name, kinematic, options, link_frames, forces):
     """Damping, friction, limits (these need the structure), inputs and mimics."""
-    moving = [j for j in joints if j.moving]
+    moving = [j for j in joints if j.config is not None]
     damp = {j.config: j.damping for j in moving if j.damping > 0}
+    for j in joints:
+        if j.moving and j.config is None and j.damping > 0:
+            # a reduced mimic joint: its damping torque -c dq_m, dq_m = a dq_lead, does
+            # virtual work a (-c a dq_lead) on the leader
+            lead, mult, _ = _mimic_root(j, by_name)
+            damp[lead.config] = damp.get(lead.config, 0.0) + mult * mult * j.damping
     if damp:
         forces['damping'] = mforces.Damping(system, 0.0, damp, name=prefix + 'damping')
     if options['friction']:
@@ -337,7 +366,7 @@ def _add_forces(system, prefix, joints, by_name, kinematic, options, link_frames
                                          name=prefix + j.name)
                 j.input = cf.finput
         for j in joints:
-            if j.mimic is not None:
+            if j.mimic is not None and j.config is not None:
                 ref, mult, off = j.mimic
                 mimics.append(constraints.Mimic(
                     system, j.config, by_name[ref].config, mult, off,
@@ -430,7 +459,8 @@ def _massless_joints(robot):
 def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81),
                  base_xyz=None, base_rpy=None, base_pose=None, actuated='all', friction=False,
                  friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
-                 limit_damping=10.0, limit_width=1e-3, massless='kinematic', tol=None):
+                 limit_damping=10.0, limit_width=1e-3, massless='kinematic', tol=None,
+                 mimic='reduce'):
     """Add the robot of a :class:`Description` to ``system`` (a new System if None).
 
     The robot is first built in a scratch system to check its dynamics, so on any error
@@ -443,6 +473,8 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
     if tol is None:
         tol = Tolerance(where)
     prefix = '' if prefix is None else str(prefix)
+    if mimic not in ('reduce', 'constraint'):
+        raise ValueError("mimic must be 'reduce' (default) or 'constraint', got %r" % (mimic,))
     if massless not in ('error', 'warn', 'kinematic'):
         raise ValueError("massless must be 'kinematic' (default), 'error' or 'warn' (the "
                          "same as 'kinematic'), got %r" % (massless,))
@@ -460,6 +492,7 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
         rpy = finite(base_rpy if base_rpy is not None else (0, 0, 0), 'base_rpy')
         base = origin_matrix(xyz, rpy)
     moving = [c for j in plan.joints for c in config_names(j)]
+    mimicking = {j.name for j in plan.joints if j.mimic is not None}
     if actuated == 'all':
         act = [c for j in plan.joints if j.mimic is None for c in config_names(j)]
     elif actuated is None:
@@ -471,6 +504,10 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
             if n in parts and n not in moving:          # a planar/floating joint: all parts
                 act.extend(parts[n])
             elif n in moving:
+                if mimic == 'reduce' and n in mimicking:
+                    raise URDFError("%s: actuated joint %r is a mimic joint: it follows its "
+                                    "leader and has no input of its own (import with "
+                                    "mimic='constraint' to keep it as a config)" % (where, n))
                 act.append(n)
             else:
                 raise URDFError('%s: actuated joint %r is not a moving joint of the robot '
@@ -479,7 +516,13 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
                    friction_velocity=float(friction_velocity),
                    enforce_limits=bool(enforce_limits), limit_stiffness=limit_stiffness,
                    limit_damping=limit_damping, limit_width=limit_width,
-                   actuated_set=set(act))
+                   actuated_set=set(act), mimic=mimic)
+    if friction and mimic == 'reduce':
+        for j in plan.joints:
+            if j.mimic is not None and j.friction > 0:
+                tol.tolerate('joint', j.name, 'has <dynamics friction> but is a mimic joint '
+                             'reduced onto its leader', "friction not modelled (import with "
+                             "mimic='constraint' to keep it)")
     try:
         frame_names = _helper_names(plan, prefix)
     except URDFError as err:

@@ -30,7 +30,7 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
                 base_rpy=None, base_pose=None, actuated='all', friction=False,
                 friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
                 limit_damping=10.0, limit_width=1e-3, massless='kinematic', strict=False,
-                floating_base=None):
+                floating_base=None, mimic='reduce'):
     """Build a :class:`System` from a URDF given as an XML string (``robot_description``).
 
     Parameters
@@ -66,6 +66,11 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
         ``floating`` joints are refused unless ``'euler'``: six configs ``joint_x, _y, _z,
         _yaw, _pitch, _roll`` (rotation Rz(yaw) Ry(pitch) Rx(roll), singular at pitch =
         +-90 deg), with a warning.
+    mimic : 'reduce' | 'constraint'
+        ``<mimic>`` joints as an exact reduction of coordinates (default: the mimic joint
+        follows its leader and has no config; fast compiled path) or as holonomic
+        :class:`constraints.Mimic` constraints (trep's formulation; the mimic joint keeps a
+        config).  Both give the same motion (docs/urdf-import.md).
 
     Returns
     -------
@@ -82,7 +87,7 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
                    actuated=actuated, friction=friction, friction_velocity=friction_velocity,
                    enforce_limits=enforce_limits, limit_stiffness=limit_stiffness,
                    limit_damping=limit_damping, limit_width=limit_width, massless=massless,
-                   strict=strict, floating_base=floating_base)
+                   strict=strict, floating_base=floating_base, mimic=mimic)
 
 
 

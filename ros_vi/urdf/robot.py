@@ -35,8 +35,9 @@ class URDFRobot:
         self._warnings = tuple(quirks)
 
     def __repr__(self):
-        return '<URDFRobot %r prefix=%r: %d links, %d moving joints>' % (
-            self._name, self._prefix, len(self._link_frames), len(self._moving()))
+        return '<URDFRobot %r prefix=%r: %d links, %d moving joints, %d mimic>' % (
+            self._name, self._prefix, len(self._link_frames), len(self._moving()),
+            len(self._mimic_joints()))
 
     # identity ----------------------------------------------------------------
     @property
@@ -74,8 +75,18 @@ class URDFRobot:
 
     @property
     def mimic_constraints(self):
-        """The :class:`constraints.Mimic` of the mimic joints (list)."""
+        """The :class:`constraints.Mimic` of the mimic joints (list; empty unless imported
+        with ``mimic='constraint'``)."""
         return list(self._forces.get('mimic', []))
+
+    @property
+    def mimic_joint_names(self):
+        """URDF names of the reduced mimic joints (``mimic='reduce'``, the default): joints
+        with no config whose motion follows a leader (file order)."""
+        return [j.name for j in self._mimic_joints()]
+
+    def _mimic_joints(self):
+        return [j for j in self._joint_list if j.moving and j.config is None]
 
     # joints ----------------------------------------------------------------
     def _moving(self):
@@ -111,7 +122,7 @@ class URDFRobot:
     @property
     def fixed_joint_names(self):
         """URDF names of the fixed joints (file order)."""
-        return [j.name for j in self._joint_list if j.config is None]
+        return [j.name for j in self._joint_list if not j.moving]
 
     @property
     def position_limits(self):
@@ -199,9 +210,9 @@ class URDFRobot:
         model, data = self._system.model, self._system.data
         R, P, S = dynamics.kinematics(model, data)
         i = frame.index
-        dq = data.dq
+        _, dtheta = model.joint_positions(data.q, data.dq)
         cs = np.nonzero(model.frame_anc[i])[0]
-        tw = S[cs].T @ dq[cs] if cs.size else np.zeros(6)   # world twist (w, v at origin)
+        tw = S[cs].T @ dtheta[cs] if cs.size else np.zeros(6)   # world twist (w, v at 0)
         w_world = tw[:3]
         v_world = tw[3:] + np.cross(w_world, P[i])
         return R[i].T @ v_world, R[i].T @ w_world

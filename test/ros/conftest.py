@@ -38,9 +38,10 @@ def _ros_log_dir():
     shutil.rmtree(_LOG_DIR, ignore_errors=True)
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='package')
 def probe():
-    """A test node spun in a background thread (see harness.Probe)."""
+    """A test node spun in a background thread (see harness.Probe); closed after the last
+    test of test/ros/, so its thread does not run (and allocate) under the other tests."""
     from .harness import Probe
     from .harness import RUNNING
     p = Probe()

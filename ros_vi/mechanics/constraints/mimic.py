@@ -19,11 +19,41 @@ class Mimic(Constraint):
         if self._config is self._reference:
             raise ValueError('Mimic %r: a config cannot mimic itself (%r)'
                              % (name, self._config.name))
-        self.multiplier = float(multiplier)
-        self.offset = float(offset)
-        if not (np.isfinite(self.multiplier) and np.isfinite(self.offset)):
-            raise ValueError('Mimic %r: multiplier and offset must be finite' % (name,))
+        self._multiplier = self._finite(multiplier, 'multiplier', name)
+        self._offset = self._finite(offset, 'offset', name)
         Constraint.__init__(self, system, name, tolerance)
+
+    @staticmethod
+    def _finite(value, what, name):
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            raise TypeError('Mimic %r: %s must be a number, got %r' % (name, what, value)) \
+                from None
+        if not np.isfinite(x):
+            raise ValueError('Mimic %r: multiplier and offset must be finite (%s = %r)'
+                             % (name, what, value))
+        return x
+
+    @property
+    def multiplier(self):
+        """d q_mimic / d q_reference (settable)."""
+        return self._multiplier
+
+    @multiplier.setter
+    def multiplier(self, value):
+        self._multiplier = self._finite(value, 'multiplier', self.name)
+        self._system._parameters_changed()
+
+    @property
+    def offset(self):
+        """q_mimic at q_reference = 0 [rad or m] (settable)."""
+        return self._offset
+
+    @offset.setter
+    def offset(self, value):
+        self._offset = self._finite(value, 'offset', self.name)
+        self._system._parameters_changed()
 
     @property
     def config(self):

@@ -15,6 +15,8 @@ for configs ``a, b, c`` that move the frame, ordered shallow to deep (``o <= m <
 
 and zero whenever a config does not move the frame.  All configs that move one frame lie
 on its chain to the world, so their depths are distinct and the order is well defined.
+With mimic frames these formulas run over joint coordinates (``S`` has one row per joint
+coordinate) and are then folded onto the configs (``Model.fold``).
 """
 import itertools
 import weakref
@@ -44,7 +46,7 @@ _CHAINS = weakref.WeakKeyDictionary()
 
 
 def _chain(model, i):
-    """Indices of the configs that move frame ``i``, shallow to deep (cached per Model)."""
+    """Joint coordinates that move frame ``i``, shallow to deep (cached per Model)."""
     chains = _CHAINS.get(model)
     if chains is None:
         chains = _CHAINS[model] = {}
@@ -64,7 +66,7 @@ def _chain_derivatives(system, frame, order, direction=None):
     """
     R, P, S = system._kinematics()
     model = system.model
-    nq = system.nQ
+    nq = model.nt           # over joint coordinates; folded onto configs at the end
     i = frame.index
     if direction is None:
         x = P[i].copy()
@@ -81,7 +83,7 @@ def _chain_derivatives(system, frame, order, direction=None):
         d1c = d1c + S[chain, 3:]
     D1 = np.zeros((nq, 3))
     D1[chain] = d1c
-    out.append(D1)
+    out.append(model.fold(D1))
     if order < 2:
         return out
     # C[a, b] = w_a x D1_b  (chain positions); D2[a, b] = C[min, max]
@@ -90,7 +92,7 @@ def _chain_derivatives(system, frame, order, direction=None):
     d2c = np.where(upper[:, :, None], C, C.transpose(1, 0, 2))
     D2 = np.zeros((nq, nq, 3))
     D2[np.ix_(chain, chain)] = d2c
-    out.append(D2)
+    out.append(model.fold(D2, (0, 1)))
     if order < 3:
         return out
     # T[a, b, c] = w_a x C[b, c]; D3[a, b, c] = T[sorted(a, b, c)]
@@ -102,7 +104,7 @@ def _chain_derivatives(system, frame, order, direction=None):
         srt = np.sort(grid, axis=-1)
         d3c = T[srt[..., 0], srt[..., 1], srt[..., 2]]
         D3[np.ix_(chain, chain, chain)] = d3c
-    out.append(D3)
+    out.append(model.fold(D3, (0, 1, 2)))
     return out
 
 

@@ -226,7 +226,8 @@ class _Wrench(Force):
 def _stacked_twists(batch, order):
     """``(T0 (nw, nQ, 6), T1 (nw, nQ, nQ, 6), F (nQ,), F_dq (nQ, nQ))`` of every wrench
     of one class in a System (``batch.members``) at the current state and inputs, see
-    :func:`ros_vi.mechanics.kernel.wrench_twists`."""
+    :func:`ros_vi.mechanics.kernel.wrench_twists` (over joint coordinates, folded onto the
+    configs)."""
     system = batch.system
     wrenches = batch.members
     if batch.slots is None:
@@ -249,7 +250,14 @@ def _stacked_twists(batch, order):
         W = W.copy()
         W[driven[0], driven[1]] = system.data.u[driven[2]]
     R, P, S = system._kinematics()
-    return kernel.wrench_twists(R, P, S, *batch.slots[0], W, order)
+    T0, T1, F, F_q = kernel.wrench_twists(R, P, S, *batch.slots[0], W, order)
+    model = system.model
+    if model.has_mimic:
+        # the kernel runs on joint coordinates: fold every config axis onto the configs
+        T0, F = model.fold(T0, (1,)), model.fold(F)
+        if order >= 1:
+            T1, F_q = model.fold(T1, (1, 2)), model.fold(F_q, (0, 1))
+    return T0, T1, F, F_q
 
 
 def _stacked_wrench_sums(batch, part):

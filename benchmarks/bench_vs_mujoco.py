@@ -1,0 +1,810 @@
+"""ros_vi's MidpointVI against MuJoCo and Pinocchio on the same robots, in one run.
+
+Robots (benchmarks/robots.py): the shipped URDFs (pendulum, cartpole, acrobot, arm7), the
+7-DOF arm with a parallel gripper whose right finger is a ``<mimic>`` of the left one, a
+44-joint humanoid with 12 ``<mimic>`` finger joints (32 independent DOF), and a four-bar
+linkage: closed (a loop URDF cannot express: ros_vi frames + ``PointToPoint2D``, MJCF
+``<equality><connect>``, Pinocchio ``RigidConstraintModel``) and as the same open chain.
+Visuals, collisions and ``<dynamics>`` (damping, friction) are removed; contacts and joint
+limits are off; gravity (0, 0, -9.81) m/s^2; dt = 1 ms for every engine.
+
+Engines:
+  * ros_vi: ``MidpointVI`` (tolerance 1e-10), one ``step`` call per step (``compiled``:
+    the single-call numba step; otherwise the general NumPy path);
+  * MuJoCo: integrators Euler (semi-implicit), RK4 and implicitfast, one ``mj_step`` call
+    per step; mimic joints are the joint equality constraints MuJoCo's URDF import creates
+    (soft constraints, default solref/solimp), the loop a ``connect`` equality;
+  * Pinocchio: semi-implicit Euler (v += dt a; q = integrate(q, dt v)) with a = ABA; on a
+    mimic model (``mimic=True``, exact reduction) ABA is not available, so a = M^-1 (tau - b)
+    with M = CRBA, b = nonLinearEffects; the closed loop uses ``constraintDynamics`` with
+    Baumgarte stabilisation (Kp = 400 1/s^2, Kd = 40 1/s).
+
+First the mass matrices are compared at random configurations in the independent joint
+coordinates (``q_full = E q + c`` from the ``<mimic>`` tags: ros_vi's and MuJoCo's full
+matrices are reduced as E^T M E; Pinocchio's mimic model is already reduced; a ros_vi that
+reduces mimic joints itself is compared directly).  Then, per robot and engine, 10 s of
+simulated time from a nonzero configuration at rest with no inputs: median µs per step over
+blocks of steps, steps/s, energy error |E(t) - E(0)| at the end and its maximum over the
+run, the largest constraint violation (mimic: |q_m - k q_ref - c|; loop: the gap [m]), and
+ros_vi's time over each baseline's.  For ros_vi also: Newton iterations per step, the Python
+call floor of ``MidpointVI.step`` (the step call against a direct call of the compiled
+kernel ``fast_step.step_packed(I, F, W)`` on the same packed arrays), and the growth of the
+cost with the number of joints (spatial chains of 2..64 revolute joints, exponent fitted).
+
+    python benchmarks/bench_vs_mujoco.py [--seconds 10] [--robots arm7 humanoid44 ...]
+        [--sweep 2 4 8 16 32 64] [--sweep-steps 500] [--floor-calls 3000] [--no-sweep]
+
+MuJoCo and Pinocchio are benchmark-only extras (requirements-bench.txt); an engine that is
+not installed is reported as such.
+"""
+import argparse
+import inspect
+import os
+import re
+import sys
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE]      # this checkout's ros_vi, robots.py
+import robots as R  # noqa: E402
+
+from ros_vi import ConvergenceError, MidpointVI  # noqa: E402
+from ros_vi.mechanics import dynamics  # noqa: E402
+from ros_vi.urdf import import_urdf  # noqa: E402
+
+try:
+    import mujoco
+except ImportError:           # a benchmark-only extra
+    mujoco = None
+try:
+    import pinocchio as pin
+except ImportError:
+    pin = None
+
+DT = 1e-3
+MJ_WARNINGS = {}                  # MuJoCo's warning texts -> count (printed at the end)
+TOLERANCE = 1e-10
+MJ_INTEGRATORS = ('Euler', 'RK4', 'implicitfast')
+PIN_BAUMGARTE = (400.0, 40.0)     # Kp [1/s^2], Kd [1/s] of Pinocchio's loop closure
+
+
+LEGEND = """
+Legend
+- DOF: independent degrees of freedom (mimic joints follow their leader; the four-bar's
+  three joints keep one DOF).  ros_vi form: how ros_vi holds mimic joints (reduced: no
+  config; constraints: a config + a Mimic constraint) or the loop, and whether
+  MidpointVI.compiled is True (the single-call numba step) or False (general NumPy path).
+- max abs dM: the largest entry of ros_vi's mass matrix minus the other engine's, in the
+  independent coordinates (E^T M E of full matrices), over %(configs)d random configurations.
+  max abs M: the largest entry, for scale.  d(dV): the potential energy change from the
+  zero configuration to q0, ros_vi minus each engine (the bodies fixed to the world add a
+  constant to ros_vi's potential that the baselines omit, so E itself is not compared).
+- µs/step: median over blocks of %(block)d steps, one Python call per step (mvi.step,
+  mj_step, a few Pinocchio calls); steps/s = 1e6 / µs.  ros_vi / engine > 1: ros_vi slower.
+- dE: |E(t) - E(0)| of T + V after the run and its maximum over the run (sampled after
+  every block) [J].  max violation: max |q_m - k q_ref - c| over the mimic joints [rad, m],
+  or the loop gap [m] of the four-bar.
+- Python floor: mvi.step minus the compiled kernel step_packed(I, F, W) (with constraints
+  step_constrained_packed(I, F, W, CI, CF, CW)) called directly on
+  the same packed arrays (an identical second integrator), both doing the same Newton work.
+"""
+
+
+class Diverged(Exception):
+    """The simulation left the finite numbers or its solver gave up."""
+
+
+# ---------------------------------------------------------------------- robots
+class Robot:
+    """One benchmark robot: its joints in a canonical order (``joints``, full; ``independent``,
+    without the mimic joints), the reduction q_full = E q_ind + c, a start configuration
+    ``q0`` (independent coordinates) and how each engine builds it."""
+
+    def __init__(self, name, joints, mimics, q0, urdf=None, loop=None):
+        self.name, self.joints, self.mimics, self.urdf = name, joints, mimics, urdf
+        self.loop = loop                   # None (a URDF tree) or True/False (the four-bar)
+        self.independent, self.E, self.c = R.reduction(joints, mimics)
+        self.q0 = np.array([q0[n] for n in self.independent])
+
+    @property
+    def closed(self):
+        return bool(self.loop)
+
+    def full(self, q_ind):
+        return self.E @ q_ind + self.c
+
+    def violation(self, q_full):
+        """Largest constraint residual of a full configuration (mimic [rad or m], loop [m])."""
+        if self.closed:
+            return R.fourbar_loop_residual(q_full)
+        if not self.mimics:
+            return 0.0
+        return float(np.max(np.abs(q_full - self.full(q_full[self._ind_rows]))))
+
+    @property
+    def _ind_rows(self):
+        return [self.joints.index(n) for n in self.independent]
+
+    def random_configurations(self, count, seed=100):
+        out = []
+        for k in range(count):
+            if self.urdf is not None:
+                q = R.initial_configuration(self.urdf, seed=seed + k, scale=1.0)
+                out.append(np.array([q[n] for n in self.independent]))
+            else:
+                out.append(np.random.default_rng(seed + k).uniform(-1.5, 1.5,
+                                                                  len(self.independent)))
+        return out
+
+
+def urdf_robot(name, text):
+    text = R.benchmark_urdf(text)
+    return Robot(name, R.moving_joints(text), R.mimic_table(text),
+                 R.initial_configuration(text, seed=0), urdf=text)
+
+
+def fourbar_robot(closed):
+    _, q0 = R.fourbar_system(closed)
+    names = [n for n, _, _ in R.FOURBAR_LINKS]
+    return Robot('fourbar' if closed else 'fourbar_open', names, {}, dict(zip(names, q0)),
+                 loop=closed)
+
+
+def all_robots():
+    out = [urdf_robot(n, R.shipped(n)) for n in R.SHIPPED]
+    out.append(urdf_robot('arm7_gripper', R.arm7_gripper()))
+    out.append(urdf_robot('humanoid44', R.humanoid44()))
+    out.append(fourbar_robot(True))
+    out.append(fourbar_robot(False))
+    return out
+
+
+# ---------------------------------------------------------------------- engines
+# import_urdf's choice of mimic formulation, where this ros_vi has one
+MIMIC_OPTION = 'mimic' in inspect.signature(import_urdf).parameters
+
+
+class RosVI:
+    """ros_vi: ``import_urdf`` (or the four-bar System) + ``MidpointVI``.  ``mimic``: the
+    importer's mimic formulation (None: its default)."""
+
+    def __init__(self, robot, mimic=None):
+        self.robot = robot
+        self.label = 'ros_vi' if mimic is None else 'ros_vi mimic=%r' % mimic
+        if robot.urdf is not None:
+            options = {} if mimic is None else dict(mimic=mimic)
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                self.system = import_urdf(robot.urdf, gravity=R.GRAVITY, **options)
+        else:
+            self.system, _ = R.fourbar_system(robot.closed)
+        s = self.system
+        names = {c.name for c in s.configs}
+        # with the mimic joints as configs (held by Mimic constraints) ros_vi's matrices
+        # are reduced with E; a ros_vi that reduces mimic joints itself has none of them
+        self.mimic_configs = all(m in names for m in robot.mimics)
+        self.order = robot.joints if self.mimic_configs else robot.independent
+        self.index = np.array([s.get_config(n).index for n in self.order])
+        self.mvi = MidpointVI(s, tolerance=TOLERANCE)
+        self.exact_mimic = not robot.closed and not self.mimic_configs   # no config to drift
+        self.u = np.zeros(s.nu)
+        self.data = s.model.create_data()
+        self.iterations = 0
+        self.k = 0
+
+    @property
+    def note(self):
+        if not self.robot.mimics:
+            return ''
+        return ('mimic held by Mimic constraints' if self.mimic_configs
+                else 'mimic reduced')
+
+    def _system_q(self, q_ind):
+        q = np.zeros(self.system.nQ)
+        vals = self.robot.full(q_ind) if self.mimic_configs else q_ind
+        q[self.index] = vals
+        return q
+
+    def mass_matrix(self, q_ind):
+        self.data.set(self._system_q(q_ind), np.zeros(self.system.nQ))
+        M = dynamics.mass_matrix(self.system.model, self.data)[np.ix_(self.index, self.index)]
+        if self.mimic_configs:
+            E = self.robot.E
+            return E.T @ M @ E
+        return M
+
+    def reset(self, q_ind):
+        self.mvi.initialize_from_state(0.0, self._system_q(q_ind), np.zeros(self.system.nQd))
+        self.k = 0
+        self.iterations = 0
+
+    def run_block(self, n):
+        step, u, k0 = self.mvi.step, self.u, self.k
+        it = 0
+        try:
+            for k in range(k0 + 1, k0 + n + 1):
+                it += step(k * DT, u)
+        except ConvergenceError as exc:
+            raise Diverged(str(exc)) from None
+        self.k += n
+        self.iterations += it
+
+    @property
+    def t(self):
+        return self.mvi.t2
+
+    def q_full(self):
+        q = self.mvi.q2[self.index]
+        return q if self.mimic_configs else self.robot.full(q)
+
+    def energy(self):
+        """(T, V) [J] of (q2, p2): velocities from the Legendre transform, tangent to the
+        constraints (M v = p2 + Dh^T mu, Dh v = 0)."""
+        s, data = self.system, self.data
+        q, p = self.mvi.q2, self.mvi.p2
+        nd = s.nQd
+        data.set(q, np.zeros(s.nQ))
+        with s.evaluate_at(data):
+            M = dynamics.mass_matrix(s.model, data)[:nd, :nd]
+            if s.nc:
+                Dh = s.constraint_jacobian()[:, :nd]
+                nc = Dh.shape[0]
+                A = np.block([[M, Dh.T], [Dh, np.zeros((nc, nc))]])
+                v = np.linalg.lstsq(A, np.concatenate([p, np.zeros(nc)]), rcond=None)[0][:nd]
+            else:
+                v = np.linalg.solve(M, p)
+            data.set(q, v)
+            return s.kinetic_energy(), s.potential_energy()
+
+
+class MuJoCo:
+    """MuJoCo: the URDF through ``MjSpec`` (or the four-bar MJCF), one integrator."""
+
+    def __init__(self, robot, integrator):
+        self.robot = robot
+        self.label = 'MuJoCo %s' % integrator
+        if robot.urdf is not None:
+            spec = mujoco.MjSpec.from_string(robot.urdf)
+            # MuJoCo refuses a moving body without rotational inertia (the pendulum's point
+            # mass): the compiler raises such inertias to 1e-10 kg m^2
+            spec.compiler.boundinertia = 1e-10
+            model = spec.compile()
+            if int(np.sum(model.eq_type == mujoco.mjtEq.mjEQ_JOINT)) < len(robot.mimics):
+                # this MuJoCo's URDF import ignored <mimic>: add the joint equalities
+                for name, (ref, mult, off) in robot.mimics.items():
+                    eq = spec.add_equality()
+                    eq.type = mujoco.mjtEq.mjEQ_JOINT
+                    eq.name1, eq.name2 = name, ref
+                    eq.data[:5] = [off, mult, 0.0, 0.0, 0.0]
+                model = spec.compile()
+        else:
+            model = mujoco.MjModel.from_xml_string(R.fourbar_mjcf(robot.closed, DT))
+        opt = model.opt
+        opt.timestep = DT
+        opt.gravity[:] = R.GRAVITY
+        opt.integrator = getattr(mujoco.mjtIntegrator, 'mjINT_' + integrator.upper())
+        off = mujoco.mjtDisableBit
+        opt.disableflags |= (off.mjDSBL_CONTACT | off.mjDSBL_LIMIT | off.mjDSBL_FRICTIONLOSS
+                             | off.mjDSBL_AUTORESET)
+        self.m, self.d = model, mujoco.MjData(model)
+        ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in robot.joints]
+        if min(ids) < 0:
+            raise ValueError('MuJoCo model lacks joints %s'
+                             % [n for n, i in zip(robot.joints, ids) if i < 0])
+        self.exact_mimic = False                  # soft equality constraints
+        self.qadr = model.jnt_qposadr[ids]
+        self.vadr = model.jnt_dofadr[ids]
+        self.note = ('%d joint equalities' % model.neq if robot.mimics
+                     else 'connect equality' if robot.closed else '')
+
+    def mass_matrix(self, q_ind):
+        m = self.m
+        d = mujoco.MjData(m)
+        d.qpos[self.qadr] = self.robot.full(q_ind)
+        mujoco.mj_forward(m, d)
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M)
+        E = self.robot.E
+        return E.T @ M[np.ix_(self.vadr, self.vadr)] @ E
+
+    def reset(self, q_ind):
+        mujoco.mj_resetData(self.m, self.d)
+        self.d.qpos[self.qadr] = self.robot.full(q_ind)
+
+    def run_block(self, n):
+        m, d, step = self.m, self.d, mujoco.mj_step
+        for _ in range(n):
+            step(m, d)
+        if (d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
+                or not np.all(np.isfinite(d.qpos))):
+            raise Diverged('bad acceleration')
+
+    @property
+    def t(self):
+        return self.d.time
+
+    def q_full(self):
+        return self.d.qpos[self.qadr].copy()
+
+    def energy(self):
+        m, d = self.m, self.d
+        on = int(mujoco.mjtEnableBit.mjENBL_ENERGY)
+        m.opt.enableflags |= on          # only for this evaluation: steps are timed without
+        mujoco.mj_forward(m, d)
+        m.opt.enableflags &= ~on
+        return float(d.energy[1]), float(d.energy[0])
+
+
+class Pinocchio:
+    """Pinocchio: ABA (or CRBA + NLE on a mimic model, constraintDynamics for the loop)
+    with semi-implicit Euler."""
+
+    label = 'Pinocchio'
+
+    def __init__(self, robot):
+        self.robot = robot
+        self.constraints = None
+        if robot.urdf is not None:
+            self.model = pin.buildModelFromXML(robot.urdf, mimic=bool(robot.mimics))
+            self.model.gravity.linear = np.array(R.GRAVITY)
+            self.full_model = None
+            if robot.mimics:
+                self.full_model = pin.buildModelFromXML(robot.urdf)
+                self.full_model.gravity.linear = np.array(R.GRAVITY)
+                self.full_data = self.full_model.createData()
+            self.method = 'CRBA+NLE (mimic model)' if robot.mimics else 'ABA'
+        else:
+            self.model, constraints = R.fourbar_pinocchio(robot.closed)
+            self.full_model = None
+            self.method = 'ABA'
+            if constraints:
+                for c in constraints:
+                    bp = c.m_baumgarte_parameters
+                    bp.Kp, bp.Kd = PIN_BAUMGARTE
+                    c.setBaumgarteCorrectorParameters(bp)
+                self.constraints = pin.StdVec_RigidConstraintModel(constraints)
+                self.constraint_data = pin.StdVec_RigidConstraintData(
+                    [c.createData() for c in constraints])
+                self.method = 'constraintDynamics (Baumgarte)'
+        self.data = self.model.createData()
+        if self.constraints is not None:
+            pin.initConstraintDynamics(self.model, self.data, self.constraints,
+                                       self.constraint_data)
+            self.prox = pin.ProximalSettings(1e-12, 1e-8, 20)
+        self.slots = self._slots(self.model, robot.independent)
+        if self.full_model is not None:
+            self.full_slots = self._slots(self.full_model, robot.joints)
+        self.tau = np.zeros(self.model.nv)
+        self.note = self.method
+        self.exact_mimic = bool(robot.mimics)     # the mimic model has no mimic coordinates
+        self.time = 0.0
+
+    @staticmethod
+    def _slots(model, names):
+        out = []
+        for n in names:
+            jm = model.joints[model.getJointId(n)]
+            out.append((jm.idx_q, jm.nq, jm.idx_v))
+        return out
+
+    @staticmethod
+    def _to_q(model, slots, values):
+        q = pin.neutral(model)
+        for (iq, nq, _), x in zip(slots, values):
+            if nq == 2:               # continuous joint: (cos, sin)
+                q[iq:iq + 2] = np.cos(x), np.sin(x)
+            else:
+                q[iq] = x
+        return q
+
+    def _from_q(self, q):
+        return np.array([np.arctan2(q[iq + 1], q[iq]) if nq == 2 else q[iq]
+                         for iq, nq, _ in self.slots])
+
+    def mass_matrix(self, q_ind):
+        M = pin.crba(self.model, self.data, self._to_q(self.model, self.slots, q_ind))
+        M = np.triu(M) + np.triu(M, 1).T
+        cols = [iv for _, _, iv in self.slots]
+        return M[np.ix_(cols, cols)]
+
+    def reset(self, q_ind):
+        self.q = self._to_q(self.model, self.slots, q_ind)
+        self.v = np.zeros(self.model.nv)
+        self.time = 0.0
+
+    def run_block(self, n):
+        m, d, q, v, tau = self.model, self.data, self.q, self.v, self.tau
+        integrate = pin.integrate
+        if self.constraints is not None:
+            dyn, cm, cd, prox = pin.constraintDynamics, self.constraints, self.constraint_data, \
+                self.prox
+            for _ in range(n):
+                v = v + DT * dyn(m, d, q, v, tau, cm, cd, prox)
+                q = integrate(m, q, DT * v)
+        elif self.full_model is not None:
+            crba, nle, solve = pin.crba, pin.nonLinearEffects, np.linalg.solve
+            try:
+                for _ in range(n):
+                    M = crba(m, d, q)
+                    M = np.triu(M) + np.triu(M, 1).T
+                    v = v + DT * solve(M, tau - nle(m, d, q, v))
+                    q = integrate(m, q, DT * v)
+            except np.linalg.LinAlgError as exc:      # a non-finite state
+                raise Diverged(str(exc)) from None
+        else:
+            aba = pin.aba
+            for _ in range(n):
+                v = v + DT * aba(m, d, q, v, tau)
+                q = integrate(m, q, DT * v)
+        self.q, self.v = q, v
+        self.time += n * DT
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            raise Diverged('non-finite state')
+
+    @property
+    def t(self):
+        return self.time
+
+    def _v_ind(self):
+        return np.array([self.v[iv] for _, _, iv in self.slots])
+
+    def q_full(self):
+        return self.robot.full(self._from_q(self.q))
+
+    def energy(self):
+        if self.full_model is None:
+            m, d, q, v = self.model, self.data, self.q, self.v
+        else:
+            m, d = self.full_model, self.full_data
+            q = self._to_q(m, self.full_slots, self.q_full())
+            v_full = self.robot.E @ self._v_ind()
+            v = np.zeros(m.nv)
+            for (_, _, iv), x in zip(self.full_slots, v_full):
+                v[iv] = x
+        return (float(pin.computeKineticEnergy(m, d, q, v)),
+                float(pin.computePotentialEnergy(m, d, q)))
+
+
+def make_engines(robot):
+    """[(label, engine or the reason there is none)] for one robot."""
+    out = [('ros_vi', RosVI(robot))]
+    if robot.mimics and MIMIC_OPTION:
+        # the other formulation: mimic joints as configs held by Mimic constraints
+        other = 'constraint' if not out[0][1].mimic_configs else 'reduce'
+        eng = RosVI(robot, mimic=other)
+        out.append((eng.label, eng))
+    for integ in MJ_INTEGRATORS:
+        label = 'MuJoCo %s' % integ
+        if mujoco is None:
+            out.append((label, 'not installed'))
+            continue
+        try:
+            out.append((label, MuJoCo(robot, integ)))
+        except Exception as exc:       # a model an engine refuses: say so, keep going
+            out.append((label, 'error: %s' % str(exc).splitlines()[0]))
+    if pin is None:
+        out.append(('Pinocchio', 'not installed'))
+    else:
+        try:
+            out.append(('Pinocchio', Pinocchio(robot)))
+        except Exception as exc:
+            out.append(('Pinocchio', 'error: %s' % str(exc).splitlines()[0]))
+    return out
+
+
+# ---------------------------------------------------------------------- measurements
+def simulate(engine, robot, seconds, block):
+    """Run ``seconds`` of simulated time from robot.q0 at rest in blocks of ``block`` steps.
+
+    Returns a dict: us (median µs per step over blocks), dE_end, dE_max [J] (|E - E(0)|
+    after the run and its maximum, sampled after every block), T_max [J] (the largest
+    kinetic energy sampled), violation (max constraint residual), diverged (the end time
+    [s] of the block in which the state stopped being finite, or None; the energies are
+    then NaN)."""
+    engine.reset(robot.q0)
+    engine.run_block(min(block, 20))            # warm-up (compiled kernels, caches)
+    engine.reset(robot.q0)
+    E0 = sum(engine.energy())
+    nblocks = max(1, int(round(seconds / DT)) // block)
+    out = dict(us=np.nan, diverged=None, dE_end=np.nan, dE_max=0.0, T_max=0.0,
+               violation=robot.violation(engine.q_full()))
+    times = []
+    clock = time.perf_counter
+    for _ in range(nblocks):
+        start = engine.t
+        t0 = clock()
+        try:
+            engine.run_block(block)
+        except Diverged:
+            out['diverged'] = start + block * DT
+            break
+        times.append(clock() - t0)
+        T, V = engine.energy()
+        dE = abs(T + V - E0)
+        if not np.isfinite(dE):
+            out['diverged'] = engine.t
+            break
+        out['dE_end'] = dE
+        out['dE_max'] = max(out['dE_max'], dE)
+        out['T_max'] = max(out['T_max'], T)
+        out['violation'] = max(out['violation'], robot.violation(engine.q_full()))
+    if out['diverged'] is not None:
+        out['dE_end'] = out['dE_max'] = out['T_max'] = np.nan
+    out['us'] = _median_us(times, block)
+    return out
+
+
+def _median_us(times, block):
+    return 1e6 * float(np.median(times)) / block if times else np.nan
+
+
+def mass_matrix_check(robot, engines, count):
+    """{label: max |M_ros_vi - M_label|} over ``count`` random configurations (independent
+    coordinates), and max |M| for scale."""
+    ref = engines[0][1]
+    dev, scale = {}, 0.0
+    for q in robot.random_configurations(count):
+        M0 = ref.mass_matrix(q)
+        scale = max(scale, float(np.abs(M0).max()))
+        for label, eng in engines[1:]:
+            if isinstance(eng, str):
+                continue
+            d = float(np.abs(eng.mass_matrix(q) - M0).max())
+            dev[label] = max(dev.get(label, 0.0), d)
+    return dev, scale
+
+
+def potential_check(robot, engines):
+    """max |dV_engine - dV_ros_vi| [J] with dV = E(q0) - E(0) at rest: the bodies fixed to
+    the world add a constant to ros_vi's potential that the baselines leave out."""
+    dV = {}
+    for label, eng in engines:
+        if isinstance(eng, str):
+            continue
+        eng.reset(np.zeros_like(robot.q0))
+        V0 = sum(eng.energy())
+        eng.reset(robot.q0)
+        dV[label] = sum(eng.energy()) - V0
+    return max(abs(x - dV['ros_vi']) for x in dV.values())
+
+
+def call_floor(robot, calls, block=100):
+    """(µs per ``mvi.step`` call, µs per direct call of the compiled kernel
+    (``step_packed(I, F, W)``, or ``step_constrained_packed(I, F, W, CI, CF, CW)`` with
+    constraints), Newton iterations per call of each) on two identical compiled integrators,
+    medians over interleaved blocks; None if the robot does not run compiled, a sentence if
+    another compiled stepper than ``fast_step.FastStepper`` runs it."""
+    from ros_vi.integrators import constrained_step, fast_step
+    a, b = RosVI(robot), RosVI(robot)
+    if not a.mvi.compiled:
+        return None
+    a.reset(robot.q0)
+    b.reset(robot.q0)
+    # the benchmark looks inside: the packed arrays are internal to the compiled stepper
+    fast = b.mvi._fast
+    if type(fast) is not fast_step.FastStepper:
+        return 'compiled by another stepper (%s)' % type(fast).__name__
+    I, F, W = fast._I, fast._F, fast._W
+    fast.step(0.0, DT, TOLERANCE, 200)          # fills F and the step constants in W, I
+    T2, ITERS, STATUS = fast_step._T2, fast_step._ITERS, fast_step._STATUS
+    if fast.constrained:
+        kernel = constrained_step.step_constrained_packed
+        args = (I, F, W, fast._CI, fast._CF, fast._CW)
+    else:
+        kernel = fast_step.step_packed
+        args = (I, F, W)
+    a.run_block(block)                          # warm-up: the first calls are slower
+    a.iterations = 0
+    t_b = DT
+    for _ in range(block):
+        t_b += DT
+        W[T2] = t_b
+        kernel(*args)
+    step_times, kernel_times, kernel_iters = [], [], 0
+    clock = time.perf_counter
+    nblocks = max(1, calls // block)
+    for _ in range(nblocks):
+        t0 = clock()
+        a.run_block(block)
+        step_times.append(clock() - t0)
+        it = 0
+        t0 = clock()
+        for _ in range(block):           # what a caller must do: set t2, call, read the count
+            t_b += DT
+            W[T2] = t_b
+            kernel(*args)
+            it += I[ITERS]
+        kernel_times.append(clock() - t0)
+        if I[STATUS] != fast_step.OK:
+            raise RuntimeError('direct kernel call failed (status %d)' % I[STATUS])
+        kernel_iters += it
+    calls = nblocks * block
+    return (_median_us(step_times, block), _median_us(kernel_times, block),
+            a.iterations / calls, kernel_iters / calls)
+
+
+def sweep(sizes, steps):
+    """``(times, iterations)``: {engine label: [µs per step for each n]} on spatial chains of
+    n revolute joints (median over 10 blocks), and ros_vi's Newton iterations per step."""
+    block = max(10, steps // 10)
+    rows, iterations = {}, []
+    for n in sizes:
+        robot = urdf_robot('chain%d' % n, R.chain_urdf(n))
+        for label, eng in make_engines(robot):
+            if label == 'MuJoCo RK4':
+                continue
+            if isinstance(eng, str):
+                rows.setdefault(label, []).append(np.nan)
+                continue
+            eng.reset(robot.q0)
+            eng.run_block(10)
+            eng.reset(robot.q0)
+            times = []
+            for _ in range(max(1, steps // block)):
+                t0 = time.perf_counter()
+                try:
+                    eng.run_block(block)
+                except Diverged:
+                    break
+                times.append(time.perf_counter() - t0)
+            rows.setdefault(label, []).append(_median_us(times, block))
+            if isinstance(eng, RosVI):
+                iterations.append(eng.iterations / max(1, eng.k))
+    return rows, iterations
+
+
+# ---------------------------------------------------------------------- output
+def _fmt(x, spec='%.3g'):
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return '-'
+    return spec % x
+
+
+def _dof(robot):
+    n_ind, n_full = len(robot.independent), len(robot.joints)
+    dof = '%d' % n_ind if n_ind == n_full else '%d (+%d mimic)' % (n_ind, n_full - n_ind)
+    if robot.closed:
+        dof = '1 (3 joints, loop)'
+    return dof
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--seconds', type=float, default=10.0,
+                    help='simulated time per robot and engine [s] (default 10)')
+    ap.add_argument('--block', type=int, default=100,
+                    help='steps per timed block (timing = median over blocks)')
+    names = [r.name for r in all_robots()]
+    ap.add_argument('--robots', nargs='+', default=names, choices=names)
+    ap.add_argument('--configs', type=int, default=3,
+                    help='random configurations for the mass-matrix check')
+    ap.add_argument('--floor-calls', type=int, default=3000,
+                    help='calls per variant for the Python call floor')
+    ap.add_argument('--sweep', type=int, nargs='+', default=[2, 4, 8, 16, 32, 64],
+                    help='chain sizes (joints) for the cost growth')
+    ap.add_argument('--sweep-steps', type=int, default=500)
+    ap.add_argument('--no-sweep', action='store_true')
+    args = ap.parse_args(argv)
+
+    if mujoco is not None:
+        # count MuJoCo's warnings (solver line search, instabilities) instead of printing each
+        def count(msg):
+            key = re.sub(r'\d+(\.\d+)?', '#', msg.strip())
+            MJ_WARNINGS[key] = MJ_WARNINGS.get(key, 0) + 1
+        mujoco.set_mju_user_warning(count)
+    print('# ros_vi vs MuJoCo vs Pinocchio')
+    print('dt = %g s, %g s simulated per run, gravity %s, no contacts/limits/damping; '
+          'MuJoCo %s, Pinocchio %s' % (DT, args.seconds, R.GRAVITY,
+                                       mujoco.__version__ if mujoco else 'not installed',
+                                       pin.__version__ if pin else 'not installed'))
+    robots = [r for r in all_robots() if r.name in args.robots]
+    summary, results = [], []
+    for robot in robots:
+        engines = make_engines(robot)
+        dev, scale = mass_matrix_check(robot, engines, args.configs)
+        spread = potential_check(robot, engines)
+        res = {}
+        for label, eng in engines:
+            if isinstance(eng, str):
+                res[label] = eng
+                continue
+            try:
+                res[label] = simulate(eng, robot, args.seconds, args.block)
+            except Exception as exc:        # report it in the table, go on with the others
+                res[label] = 'error: %s: %s' % (type(exc).__name__, str(exc).splitlines()[0])
+            r = res[label]
+            print('  %s / %s: %s' % (robot.name, label, r if isinstance(r, str) else
+                                     '%.1f us/step, dE %.2e J%s' % (
+                                         r['us'], r['dE_end'],
+                                         '' if r['diverged'] is None else
+                                         ', diverged at %.2f s' % r['diverged'])),
+                  file=sys.stderr, flush=True)
+        summary.append((robot, dev, scale, spread, engines))
+        results.append((robot, res, engines))
+
+    print('\n## Models and agreement\n')
+    print('| robot | DOF | ros_vi form (compiled) | max abs dM: MuJoCo | Pinocchio '
+          '| other ros_vi form | max abs M | max abs d(dV) [J] | baselines |')
+    print('|---|---|---|---|---|---|---|---|---|')
+    for robot, dev, scale, spread, engines in summary:
+        forms = ', '.join('%s (%s)' % (e.note or 'tree' if not robot.closed else 'loop '
+                                       'constraint', e.mvi.compiled)
+                          for lab, e in engines if isinstance(e, RosVI))
+        other = [lab for lab, e in engines[1:] if isinstance(e, RosVI)]
+        baselines = '; '.join('%s: %s' % (lab, e.note) for lab, e in engines
+                              if lab in ('MuJoCo Euler', 'Pinocchio') and not
+                              isinstance(e, str) and e.note)
+        print('| %s | %s | %s | %s | %s | %s | %.3g | %.1e | %s |' % (
+            robot.name, _dof(robot), forms, _fmt(dev.get('MuJoCo Euler'), '%.1e'),
+            _fmt(dev.get('Pinocchio'), '%.1e'),
+            _fmt(dev.get(other[0]), '%.1e') if other else '-', scale, spread, baselines))
+
+    print('\n## Speed and energy (%g s from rest, dt = 1 ms)\n' % args.seconds)
+    print('| robot | engine | µs/step | steps/s | ros_vi / engine | Newton it/step '
+          '| abs dE at end [J] | max abs dE [J] | max T [J] | max violation |')
+    print('|---|---|---|---|---|---|---|---|---|---|')
+    for robot, res, engines in results:
+        ros_us = res['ros_vi']['us'] if isinstance(res['ros_vi'], dict) else np.nan
+        for label, eng in engines:
+            r = res[label]
+            if isinstance(r, str):
+                print('| %s | %s | %s | | | | | | | |' % (robot.name, label, r))
+                continue
+            energy = (_fmt(r['dE_end'], '%.2e'), _fmt(r['dE_max'], '%.2e'))
+            if r['diverged'] is not None:
+                energy = ('diverged at t = %.2f s' % r['diverged'], '-')
+            ratio = '-' if label == 'ros_vi' else _fmt(ros_us / r['us'], '%.2f')
+            iters = (_fmt(eng.iterations / max(1, eng.k), '%.2f') if isinstance(eng, RosVI)
+                     else '-')
+            viol = '-'
+            if robot.closed or robot.mimics:
+                viol = 'exact' if eng.exact_mimic else _fmt(r['violation'], '%.1e')
+            print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+                robot.name, label, _fmt(r['us'], '%.1f'), _fmt(1e6 / r['us'], '%.0f'),
+                ratio, iters, energy[0], energy[1], _fmt(r['T_max'], '%.3g'), viol))
+
+    print('\n## Python call floor of MidpointVI.step (compiled robots)\n')
+    print('| robot | mvi.step µs | step_packed(I, F, W) µs | Python floor µs '
+          '| Newton it/step (step, kernel) |')
+    print('|---|---|---|---|---|')
+    for robot in robots:
+        floor = call_floor(robot, args.floor_calls)
+        if floor is None or isinstance(floor, str):
+            print('| %s | %s | | | |' % (robot.name, floor or 'general path (not compiled)'))
+        else:
+            print('| %s | %.2f | %.2f | %.2f | %.2f, %.2f |' % (
+                robot.name, floor[0], floor[1], floor[0] - floor[1], floor[2], floor[3]))
+
+    if not args.no_sweep:
+        sizes = args.sweep
+        rows, iterations = sweep(sizes, args.sweep_steps)
+        print('\n## Cost growth on spatial chains of n revolute joints (µs/step)\n')
+        labels = list(rows)
+        print('| n | %s | ros_vi Newton it/step |' % ' | '.join(labels))
+        print('|---|%s---|' % ('---|' * len(labels)))
+        for i, n in enumerate(sizes):
+            print('| %d | %s | %.2f |' % (n, ' | '.join(_fmt(rows[l][i], '%.1f') for l in labels),
+                                         iterations[i]))
+        fits = []
+        for l in labels:
+            t = np.array(rows[l])
+            for lo in sorted({min(sizes), 8}):
+                sel = [(n, x) for n, x in zip(sizes, t) if n >= lo and np.isfinite(x)]
+                if len(sel) >= 2:
+                    slope = np.polyfit(np.log([s[0] for s in sel]), np.log([s[1] for s in sel]),
+                                       1)[0]
+                    fits.append('%s n>=%d: %.2f' % (l, lo, slope))
+        print('\nfitted exponent (time ~ n^k): ' + '; '.join(fits))
+
+    if MJ_WARNINGS:
+        print('\nMuJoCo warnings (numbers replaced by #): '
+              + '; '.join('%r x %d' % (m, n) for m, n in MJ_WARNINGS.items()))
+    print(LEGEND % dict(configs=args.configs, block=args.block))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
