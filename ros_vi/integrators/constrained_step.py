@@ -448,3 +448,15 @@ def step_constrained_packed(I, F, W, CI, CF, CW):
     W[_RNORM] = rnorm
     I[_STATUS] = status
     I[_ITERS] = it
+
+
+@njit(cache=True)
+def call_step_constrained(I, F, W, CI, CF, CW, dt, tol, t2, max_iterations):
+    """:func:`step_constrained_packed` with the per-step scalars as arguments, returning
+    ``(status, iterations, rnorm)`` (see :func:`fast_step.call_step`)."""
+    W[_DT] = dt
+    W[_TOL] = tol
+    W[_T2] = t2
+    I[_MAXIT] = max_iterations
+    step_constrained_packed(I, F, W, CI, CF, CW)
+    return I[_STATUS], I[_ITERS], W[_RNORM]

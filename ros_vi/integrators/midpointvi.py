@@ -105,6 +105,23 @@ def _flat_length(value):
         return -1
 
 
+_NO_KINEMATIC = ()       # step()'s default k2: no kinematic configs given
+
+
+def _copy_checked(value, target, what):
+    """Copy ``value`` into ``target`` (n,) after checking its size (ValueError naming
+    ``what``); finiteness is the step's own check."""
+    n = _flat_length(value)
+    if n != target.shape[0]:
+        _sized(value, target.shape[0], what)
+    if n:
+        try:
+            target[:] = value
+        except (ValueError, TypeError):
+            _sized(value, target.shape[0], what)
+            raise
+
+
 def _vector(value, n, what):
     """``value`` as a new finite float array of shape (n,)."""
     arr = np.array(_sized(value, n, what), dtype=float)
@@ -155,9 +172,11 @@ class MidpointVI:
         self._t1 = self._t2 = 0.0
         self._fast = FastStepper.for_system(s) if self._use_fast else None
         if self._fast is not None:
-            # the state lives in the compiled stepper's buffer: a step copies nothing
+            # the state lives in the compiled stepper's buffer: a step copies nothing, and
+            # the System's Data reads its midpoint and inputs from there too
             self._q1, self._p1, self._q2, self._p2, self._u1 = self._fast.state_views()
             self._lambda1 = self._fast.lambda1
+            self._data.share(self._fast.qm, self._fast.v, self._fast.u_in)
         else:
             self._q1, self._q2 = np.zeros(s.nQ), np.zeros(s.nQ)
             self._p1, self._p2 = np.zeros(s.nQd), np.zeros(s.nQd)
@@ -296,6 +315,13 @@ class MidpointVI:
         self._data.set(0.5 * (self._q1 + self._q2), (self._q2 - self._q1) / dt, self._u1,
                        0.5 * (self._t1 + self._t2))
 
+    def _data_at_midpoint(self):
+        """Put the System at the midpoint of the current step (at q2 when none was taken)."""
+        if self._t2 > self._t1:
+            self.set_midpoint()
+        else:
+            self._data.set(self._q2, np.zeros(self.nq), self._u1, self._t2)
+
     def calc_p2(self):
         """Recompute p2 = D2 Ld(q1, q2) (nQd,) from the current (t1, q1, t2, q2), as
         ``initialize_from_configs`` does; leaves the System at the midpoint."""
@@ -412,7 +438,8 @@ class MidpointVI:
             guess += c * q
         return guess
 
-    def step(self, t2, u1=(), k2=(), max_iterations=200, lambda1_hint=None, q2_hint=None):
+    def step(self, t2, u1=(), k2=_NO_KINEMATIC, max_iterations=200, lambda1_hint=None,
+             q2_hint=None):
         """Advance to time t2 [s] with input u1 (nu,) and kinematic configs k2 (nQk,).
 
         The current state becomes the previous one; the new (q2, p2, lambda1) solve the
@@ -429,17 +456,14 @@ class MidpointVI:
         if fast is not None and q2_hint is None:
             hint = None if lambda1_hint is None else _vector(lambda1_hint, self.nc,
                                                              'lambda1_hint')
-            # cheap size checks first (np.shape would cost microseconds on this path)
-            for value, target, what in ((u1, fast.u_in, 'u1'), (k2, fast.k_in, 'k2')):
-                n = _flat_length(value)
-                if n != target.shape[0]:
-                    _sized(value, target.shape[0], what)
-                if n:
-                    try:
-                        target[:] = value
-                    except (ValueError, TypeError):
-                        _sized(value, target.shape[0], what)
-                        raise
+            # the common call (an array of the right size, no kinematic configs) costs one
+            # copy; anything else is checked first (np.shape would cost microseconds here)
+            if u1.__class__ is np.ndarray and u1.shape == fast.u_in.shape:
+                fast.u_in[:] = u1
+            else:
+                _copy_checked(u1, fast.u_in, 'u1')
+            if k2 is not _NO_KINEMATIC or fast.k_in.shape[0]:
+                _copy_checked(k2, fast.k_in, 'k2')
             previous_lambda = None
             if hint is not None:
                 # the compiled step starts Newton from the multipliers in its state
@@ -455,10 +479,18 @@ class MidpointVI:
             if status != fast_step.OK:
                 if previous_lambda is not None:
                     self._lambda1[:] = previous_lambda
-                self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
+                try:
+                    self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
+                finally:
+                    self._data_at_midpoint()    # the shared buffers hold a failed iterate
             self._t1, self._t2 = t1, t2
             self._deriv1 = None
-            self._data.set(fast.qm, fast.v, self._u1, 0.5 * (t1 + t2))
+            data = self._data
+            if data.q is fast.qm:               # shared: already at the midpoint
+                data.invalidate()
+                data.t = 0.5 * (t1 + t2)
+            else:                               # another integrator shares this System's Data
+                data.set(fast.qm, fast.v, self._u1, 0.5 * (t1 + t2))
             return iterations
         u1 = _vector(u1, self.nu, 'u1')
         k2 = _vector(k2, self.nk, 'k2')

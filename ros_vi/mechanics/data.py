@@ -77,6 +77,14 @@ class Data:
             self.t = t
         self.cache = Cache()
 
+    def share(self, q, dq, u):
+        """Use the given (nQ,), (nQ,), (nu,) arrays as q, dq and u from now on (their
+        current values are copied in first).  A compiled integrator shares its output
+        buffers this way, so putting the System at a step's midpoint copies nothing."""
+        q[:], dq[:], u[:] = self.q, self.dq, self.u
+        self.q, self.dq, self.u = q, dq, u
+        self.cache = Cache()
+
     def copy(self):
         """An independent Data with the same state (the cache is not copied)."""
         other = Data.__new__(Data)
