@@ -43,6 +43,24 @@ def precompile():
     system.dq = [0.1, 0.2, 0.0]
     system.f_dq()            # complex-step kernels
     system.L_dqdqdq(0, 0, 0)
+    # the general path's stacked kernels (frame vectors, springs, wrench twists, frame dots)
+    # and the mimic folds
+    from ros_vi import mimic
+    system = trep.System()
+    system.import_frames([rx('a', mass=[1.0, 0.1, 0.1, 0.1]), [
+        tz(-1.0), [ry('b', mass=[1.0, 0.1, 0.1, 0.1]), [
+            ry(mimic('a', 0.5)), [tz(-0.5, name='tip', mass=0.2)]]]]])
+    trep.potentials.Gravity(system)
+    trep.potentials.LinearSpring(system, 'World', 'tip', 1.0, 0.5)
+    for wrench in (trep.forces.BodyWrench, trep.forces.HybridWrench,
+                   trep.forces.SpatialWrench):
+        wrench(system, 'tip', (0.1, 0.0, 0.2))
+    trep.constraints.PointOnPlane(system, 'World', (1.0, 0.0, 0.0), 'tip')
+    mvi = trep.MidpointVI(system)
+    mvi.initialize_from_state(0.0, [0.0, 0.0], [0.1, 0.0])
+    for k in range(1, 4):
+        mvi.step(0.01 * k)
+    mvi.q2_dq1()
     return time.perf_counter() - start
 
 

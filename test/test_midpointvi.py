@@ -546,3 +546,37 @@ def test_singular_newton_matrix_is_a_convergence_error_and_keeps_the_state():
         mvi.step(0.01)
     assert mvi.t2 == 0.0
     np.testing.assert_array_equal(mvi.q2, [0.0, 0.5])
+
+
+def test_system_state_is_the_step_midpoint_with_shared_buffers():
+    """The compiled integrator shares its midpoint buffers with the System's Data: after a
+    step the System is at that step's midpoint, after a failed step at the midpoint of the
+    step before (never at a failed iterate), and a second integrator of the same System
+    still leaves the System at its own midpoint."""
+    from ros_vi.resources import shipped_model
+    from ros_vi.urdf import import_urdf_file
+    system = import_urdf_file(shipped_model('arm7'))
+    a = trep.MidpointVI(system)
+    b = trep.MidpointVI(system)          # shares the buffers now; a copies instead
+    q0 = np.linspace(-0.5, 0.5, 7)
+    u = np.linspace(-1.0, 1.0, 7)
+    for mvi in (a, b):
+        mvi.initialize_from_state(0.0, q0, np.zeros(7))
+        for k in range(1, 4):
+            mvi.step(0.01 * k, u)
+            np.testing.assert_allclose(system.q, 0.5 * (mvi.q1 + mvi.q2), rtol=0, atol=1e-15)
+            np.testing.assert_allclose(system.dq, (mvi.q2 - mvi.q1) / 0.01, rtol=0,
+                                       atol=1e-12)
+            np.testing.assert_array_equal(system.u, u)
+            assert system.t == pytest.approx(0.01 * k - 0.005)
+    midpoint = system.q.copy()
+    with pytest.raises(trep.ConvergenceError):
+        b.step(b.t2 + 0.01, u, max_iterations=0)
+    np.testing.assert_allclose(system.q, midpoint, rtol=0, atol=1e-15)    # (rounding)
+    with pytest.raises(ValueError, match='u1'):
+        b.step(b.t2 + 0.01, [np.nan] * 7)
+    np.testing.assert_allclose(system.q, midpoint, rtol=0, atol=1e-15)
+    system.q = q0                        # trep's API still moves the System's state
+    np.testing.assert_array_equal(system.q, q0)
+    b.step(b.t2 + 0.01, u)
+    np.testing.assert_allclose(system.q, 0.5 * (b.q1 + b.q2), rtol=0, atol=1e-15)

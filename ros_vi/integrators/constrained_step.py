@@ -21,8 +21,9 @@ offset tables.
 import numpy as np
 from numba import njit
 
-from .fast_step import (_NF, _ND, _NT, _layout, _model_views, acceptance_views,
-                        kernel_scratch, newton_step, step_views)
+from .fast_step import (_DT, _ITERS, _MAXIT, _NF, _ND, _NT, _RNORM, _STATUS, _T2, _TOL,
+                        _layout, _model_views, acceptance_views, kernel_scratch, newton_step,
+                        step_views)
 
 # Segments of CW (indices into the offsets of :func:`con_layout`)
 (C_LAM, C_LAMN, C_LBASE, C_LSTEP, C_H2, C_DH1, C_DH2, C_TH, C_DTH, C_R2, C_P2, C_S2, C_K,
@@ -106,3 +107,15 @@ def step_constrained_packed(I, F, W, CI, CF, CW):
     c = con_layout(I, CI.shape[0])
     newton_step(I, W, o, _model_views(I, F, o), kernel_scratch(I, W, o), step_views(I, W, o),
                 acceptance_views(W, o), constraint_views(I, CI, CF, CW, c))
+
+
+@njit(cache=True)
+def call_step_constrained(I, F, W, CI, CF, CW, dt, tol, t2, max_iterations):
+    """:func:`step_constrained_packed` with the per-step scalars as arguments, returning
+    ``(status, iterations, rnorm)`` (see :func:`fast_step.call_step`)."""
+    W[_DT] = dt
+    W[_TOL] = tol
+    W[_T2] = t2
+    I[_MAXIT] = max_iterations
+    step_constrained_packed(I, F, W, CI, CF, CW)
+    return I[_STATUS], I[_ITERS], W[_RNORM]

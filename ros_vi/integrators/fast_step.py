@@ -954,6 +954,19 @@ def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
     return True
 
 
+@njit(cache=True)
+def call_step(I, F, W, dt, tol, t2, max_iterations):
+    """:func:`step_packed` with the per-step scalars as arguments and the results returned
+    ``(status, iterations, rnorm)``: writing three numbers into the packed arrays from
+    Python and reading three back costs more than the kernel call itself on small systems."""
+    W[_DT] = dt
+    W[_TOL] = tol
+    W[_T2] = t2
+    I[_MAXIT] = max_iterations
+    step_packed(I, F, W)
+    return I[_STATUS], I[_ITERS], W[_RNORM]
+
+
 class FastStepper:
     """Packs a System for :func:`step_packed` or, with constraints,
     :func:`constrained_step.step_constrained_packed` (``for_system`` returns None when the
@@ -1024,6 +1037,7 @@ class FastStepper:
             # imported here: constrained_step builds on this module's layout
             from . import constrained_step
             self._step_constrained = constrained_step.step_constrained_packed
+            self._call_constrained = constrained_step.call_step_constrained
             self._CI, self._CF = constraints
             nc = self._CI.shape[0]
             c = constrained_step.con_layout(I, nc)
@@ -1118,16 +1132,11 @@ class FastStepper:
         """
         if self._version != self._system.parameter_version:
             self._refresh_constants()
-        W, I = self._W, self._I
-        W[_DT] = t2 - t1
-        W[_TOL] = tolerance
-        W[_T2] = t2
-        I[_MAXIT] = max_iterations
         if self._constraints is None:
-            step_packed(I, self._F, W)
-        else:
-            self._step_constrained(I, self._F, W, self._CI, self._CF, self._CW)
-        return I.item(_STATUS), I.item(_ITERS), W.item(_RNORM)
+            return call_step(self._I, self._F, self._W, t2 - t1, tolerance, t2,
+                             max_iterations)
+        return self._call_constrained(self._I, self._F, self._W, self._CI, self._CF, self._CW,
+                                      t2 - t1, tolerance, t2, max_iterations)
 
     def derivatives(self, t1, t2):
         """dq2/dx and dp2/dx (nd, nX) for x = (q1, p1, u1, k2) at the current state, or

@@ -55,14 +55,63 @@ docs/integrator.md):
 the DEL Jacobian is singular); its message gives the residual, and the integrator stays at
 its last good state.
 """
-import warnings
-
 import numpy as np
 import scipy.linalg
+from numba import njit
 
 from ..mechanics import dynamics
 from . import fast_step
 from .fast_step import FastStepper
+
+
+_DGESV = scipy.linalg.get_lapack_funcs('gesv', (np.zeros((1, 1)),))
+
+
+def _solve_newton(A, r):
+    """x with A x = r for the square Newton matrix A (LAPACK gesv: the LU solve of
+    ``scipy.linalg.solve`` without its condition estimate and checks, ~10x cheaper at
+    these sizes).  Raises ``LinAlgError`` for an exactly singular A."""
+    if A.shape[0] == 0:
+        return r.copy()
+    _, _, x, info = _DGESV(A, r)
+    if info > 0:
+        raise np.linalg.LinAlgError('singular matrix (zero pivot %d)' % info)
+    if info < 0:
+        raise ValueError('gesv: illegal argument %d' % -info)
+    return x
+
+
+@njit(cache=True)
+def _del_residual(p1, Lq, Lv, V_dq, F, dt, nd):
+    """The DEL residual of the dynamic configs before constraint forces, ``p1 + D1 Ld +
+    f-`` (nd,), the step's impulse ``dt (L_q - V_q + F)`` (nd,) and the 2-norm of the
+    size of the residual's terms ``|p1| + |dt/2 (L_q - V_q)| + |L_v| + |dt F|``: the
+    NumPy expressions of the module docstring, element by element in one call."""
+    r = np.empty(nd)
+    impulse = np.empty(nd)
+    size2 = 0.0
+    for i in range(nd):
+        conservative = Lq[i] - V_dq[i]
+        imp = dt * (conservative + F[i])
+        half = 0.5 * dt * conservative
+        r[i] = p1[i] + imp - (half + Lv[i])
+        impulse[i] = imp
+        size = abs(p1[i]) + abs(half) + abs(Lv[i]) + abs(dt * F[i])
+        size2 += size * size
+    return r, impulse, np.sqrt(size2)
+
+
+@njit(cache=True)
+def _del_jacobian(Lqq, V_dqdq, Lvq, M, F_dq, F_ddq, dt, nd):
+    """d(D1 Ld + f-)/dq2 over the dynamic configs (nd, nd) from the Lagrangian's and the
+    applied terms' partials at the midpoint (see ``MidpointVI._midpoint_partials``)."""
+    J = np.empty((nd, nd))
+    for i in range(nd):
+        for j in range(nd):
+            A = 0.25 * dt * (Lqq[i, j] - V_dqdq[i, j])
+            J[i, j] = (A + 0.5 * (Lvq[j, i] - Lvq[i, j]) - M[i, j] / dt
+                       + 0.5 * dt * F_dq[i, j] + F_ddq[i, j])
+    return J
 
 
 class ConvergenceError(Exception):
@@ -112,10 +161,27 @@ def _flat_length(value):
         return -1
 
 
+_NO_KINEMATIC = ()       # step()'s default k2: no kinematic configs given
+
+
+def _copy_checked(value, target, what):
+    """Copy ``value`` into ``target`` (n,) after checking its size (ValueError naming
+    ``what``); finiteness is the step's own check."""
+    n = _flat_length(value)
+    if n != target.shape[0]:
+        _sized(value, target.shape[0], what)
+    if n:
+        try:
+            target[:] = value
+        except (ValueError, TypeError):
+            _sized(value, target.shape[0], what)
+            raise
+
+
 def _vector(value, n, what):
     """``value`` as a new finite float array of shape (n,)."""
     arr = np.array(_sized(value, n, what), dtype=float)
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = np.nonzero(~np.isfinite(arr))[0]
         raise ValueError('%s has non-finite entries at %s: %s' % (what, bad.tolist(), arr))
     return arr
@@ -170,9 +236,11 @@ class MidpointVI:
         self._t1 = self._t2 = 0.0
         self._fast = FastStepper.for_system(s) if self._use_fast else None
         if self._fast is not None:
-            # the state lives in the compiled stepper's buffer: a step copies nothing
+            # the state lives in the compiled stepper's buffer: a step copies nothing, and
+            # the System's Data reads its midpoint and inputs from there too
             self._q1, self._p1, self._q2, self._p2, self._u1 = self._fast.state_views()
             self._lambda1 = self._fast.lambda1
+            self._data.share(self._fast.qm, self._fast.v, self._fast.u_in)
         else:
             self._q1, self._q2 = np.zeros(s.nQ), np.zeros(s.nQ)
             self._p1, self._p2 = np.zeros(s.nQd), np.zeros(s.nQd)
@@ -326,6 +394,24 @@ class MidpointVI:
         self._data.set(0.5 * (self._q1 + self._q2), (self._q2 - self._q1) / dt, self._u1,
                        0.5 * (self._t1 + self._t2))
 
+    def _data_at_midpoint(self):
+        """Put the System at the midpoint of the current step (at q2 when none was taken)."""
+        if self._t2 > self._t1:
+            self.set_midpoint()
+        else:
+            self._data.set(self._q2, np.zeros(self.nq), self._u1, self._t2)
+
+    def _data_at_compiled_midpoint(self):
+        """After an accepted compiled step: the System at its midpoint (the stepper's qm,
+        v, which the System's Data shares unless another integrator took it over)."""
+        fast, data = self._fast, self._data
+        t = 0.5 * (self._t1 + self._t2)
+        if data.q is fast.qm:               # shared: already at the midpoint
+            data.invalidate()
+            data.t = t
+        else:
+            data.set(fast.qm, fast.v, self._u1, t)
+
     def calc_p2(self):
         """Recompute p2 = D2 Ld(q1, q2) (nQd,) from the current (t1, q1, t2, q2), as
         ``initialize_from_configs`` does; leaves the System at the midpoint."""
@@ -337,7 +423,7 @@ class MidpointVI:
         (nQd,) [N s or N m s], at the midpoint of the current step."""
         self.set_midpoint()
         dt = self._t2 - self._t1
-        return dt * dynamics.applied_terms(self._system).F[:self.nd].copy()
+        return dt * dynamics.applied_forces(self._system).F[:self.nd].copy()
 
     def _D2Ld(self):
         """p2 = dt/2 L_q + L_v at the midpoint of (q1, q2) (leaves the system there)."""
@@ -346,7 +432,7 @@ class MidpointVI:
         dt = self._t2 - self._t1
         nd = self.nd
         Lq, Lv, T, Vg = dynamics.first_order_terms(self._model, self._data)
-        Lq = Lq - dynamics.applied_terms(s).V_dq if s.general_potentials else Lq
+        Lq = Lq - dynamics.applied_forces(s).V_dq if s.general_potentials else Lq
         return (0.5 * dt * Lq + Lv)[:nd].copy()
 
     def _residual(self, delta, lam):
@@ -358,28 +444,26 @@ class MidpointVI:
         the p2 update.
         """
         s = self._system
-        nd = self.nd
+        model, data = self._model, self._data
+        nd = model.nd
+        nc = self.nc
         dt = self._t2 - self._t1
-        if self.nc:
+        if nc:
             # h(q2) and Dh(q2) at the same state, so the constraints share its kinematics
-            self._data.set(self._q1 + delta, delta / dt, self._u1, self._t2)
+            data.set(self._q1 + delta, delta / dt, self._u1, self._t2)
             h2 = dynamics.constraint_values(s)
             self._Dh2 = dynamics.constraint_jacobian(s)
-        self._data.set(self._q1 + 0.5 * delta, delta / dt, self._u1,
-                       0.5 * (self._t1 + self._t2))
-        Lq, Lv, T, Vg = dynamics.first_order_terms(self._model, self._data)
-        e = dynamics.applied_terms(s)
-        impulse = dt * (Lq - e.V_dq + e.F)[:nd]
-        half = (0.5 * dt * (Lq - e.V_dq))[:nd]
-        r = self._p1 + impulse - (half + Lv[:nd])
-        # size of the residual's terms: the root can only be found to rounding of these
-        self._residual_scale = np.linalg.norm(np.abs(self._p1) + np.abs(half)
-                                              + np.abs(Lv[:nd]) + np.abs(dt * e.F[:nd]))
+        data.set(self._q1 + 0.5 * delta, delta / dt, self._u1, 0.5 * (self._t1 + self._t2))
+        Lq, Lv, T, Vg = dynamics.first_order_terms(model, data)
+        e = dynamics.applied_forces(s)
+        # the residual's terms' size: the root can only be found to rounding of these
+        r, impulse, self._residual_scale = _del_residual(self._p1, Lq, Lv, e.V_dq, e.F, dt,
+                                                         nd)
         # midpoint terms of the acceptance test's energy balance
         self._mid_T, self._mid_V = T, Vg
         self._mid_Lq = (Lq - e.V_dq)[:nd]
         self._mid_impulse = dt * e.F[:nd]
-        if self.nc:
+        if nc:
             constraint_impulse = self._Dh1[:, :nd].T @ lam
             self._impulse = impulse - constraint_impulse
             self._mid_impulse = self._mid_impulse - constraint_impulse
@@ -406,6 +490,15 @@ class MidpointVI:
         P2 = A + 0.5 * (Lqv + Lvq) + M / dt
         P1 = A - 0.5 * Lqv + 0.5 * Lvq - M / dt
         return J2[:nd], J1[:nd], P2[:nd], P1[:nd], dt * e.F_du[:nd]
+
+    def _newton_jacobian(self):
+        """d(D1 Ld + f-)/dq2 over the dynamic configs, (nd, nd), at the current midpoint
+        state: the block of ``_midpoint_partials()[0]`` that Newton's method uses (same
+        operations), without the other partials or the input derivative."""
+        t = dynamics.lagrangian_terms(self._model, self._data)
+        e = dynamics.applied_jacobians(self._system)
+        return _del_jacobian(t.Lqq, e.V_dqdq, t.Lvq, t.M, e.F_dq, e.F_ddq,
+                             self._t2 - self._t1, self._model.nd)
 
     def _constraint_jacobian_at(self, q):
         self._data.set(q, np.zeros(self.nq))
@@ -440,7 +533,7 @@ class MidpointVI:
                 v1 = dynamics.velocity_from_momentum(self._model, self._data, self._p2)
             except np.linalg.LinAlgError:
                 v1 = None
-            if v1 is not None and np.all(np.isfinite(v1)):
+            if v1 is not None and np.isfinite(v1).all():
                 guess[:self.nd] += dt * v1
                 T1 = 0.5 * float(self._p2 @ v1)
                 V1 = float(dynamics.first_order_terms(self._model, self._data).Vg
@@ -456,7 +549,8 @@ class MidpointVI:
             guess = self._q2.copy()
         return guess
 
-    def step(self, t2, u1=(), k2=(), max_iterations=200, lambda1_hint=None, q2_hint=None):
+    def step(self, t2, u1=(), k2=_NO_KINEMATIC, max_iterations=200, lambda1_hint=None,
+             q2_hint=None):
         """Advance to time t2 [s] with input u1 (nu,) and kinematic configs k2 (nQk,).
 
         The current state becomes the previous one; the new (q2, p2, lambda1) solve the
@@ -478,17 +572,14 @@ class MidpointVI:
         if fast is not None and q2_hint is None:
             hint = None if lambda1_hint is None else _vector(lambda1_hint, self.nc,
                                                              'lambda1_hint')
-            # cheap size checks first (np.shape would cost microseconds on this path)
-            for value, target, what in ((u1, fast.u_in, 'u1'), (k2, fast.k_in, 'k2')):
-                n = _flat_length(value)
-                if n != target.shape[0]:
-                    _sized(value, target.shape[0], what)
-                if n:
-                    try:
-                        target[:] = value
-                    except (ValueError, TypeError):
-                        _sized(value, target.shape[0], what)
-                        raise
+            # the common call (an array of the right size, no kinematic configs) costs one
+            # copy; anything else is checked first (np.shape would cost microseconds here)
+            if u1.__class__ is np.ndarray and u1.shape == fast.u_in.shape:
+                fast.u_in[:] = u1
+            else:
+                _copy_checked(u1, fast.u_in, 'u1')
+            if k2 is not _NO_KINEMATIC or fast.k_in.shape[0]:
+                _copy_checked(k2, fast.k_in, 'k2')
             previous_lambda = None
             if hint is not None:
                 # the compiled step starts Newton from the multipliers in its state
@@ -503,10 +594,11 @@ class MidpointVI:
                 except BaseException:
                     if previous_lambda is not None:
                         self._lambda1[:] = previous_lambda
+                    self._data_at_midpoint()    # the shared buffers hold a failed iterate
                     raise
             self._t1, self._t2 = t1, t2
             self._deriv1 = self._composite = None
-            self._data.set(fast.qm, fast.v, self._u1, 0.5 * (t1 + t2))
+            self._data_at_compiled_midpoint()
             return iterations
         u1 = _vector(u1, self.nu, 'u1')
         k2 = _vector(k2, self.nk, 'k2')
@@ -596,7 +688,7 @@ class MidpointVI:
                 times, configs = history
                 fast.reset_history(times + [t2], configs + [self._q2.copy()],
                                    keep_anchor=True)
-                self._data.set(fast.qm, fast.v, self._u1, 0.5 * (t1 + t2))
+                self._data_at_compiled_midpoint()
                 return iterations
             if status2 == fast_step.SINGULAR:
                 raise _StepFailed(self._fast_message(status2, n, rnorm2, t2), True)
@@ -612,12 +704,6 @@ class MidpointVI:
         inputs held and kinematic configs interpolated linearly; on success leave the
         composite step as the current one (module docstring), otherwise restore ``saved``
         and raise ConvergenceError naming the last failure."""
-        with warnings.catch_warnings():
-            # attempts near a singular DEL Jacobian are expected here: the outcome is reported
-            warnings.simplefilter('ignore', scipy.linalg.LinAlgWarning)
-            return self._subdivide_levels(t1, t2, u1, k2, attempt, saved, first)
-
-    def _subdivide_levels(self, t1, t2, u1, k2, attempt, saved, first):
         nd = self.nd
         q_start, p_start = saved[3], saved[5]
         k_start = q_start[nd:].copy()
@@ -697,7 +783,7 @@ class MidpointVI:
 
     def _fail(self, status, iterations, rnorm, t2, u1, k2):
         if status == fast_step.BAD_INPUT:
-            if not np.all(np.isfinite(u1)):
+            if not np.isfinite(u1).all():
                 _vector(u1, self.nu, 'u1')
             _vector(k2, self.nk, 'k2')
         raise ConvergenceError(self._fast_message(status, iterations, rnorm, t2))
@@ -753,16 +839,21 @@ class MidpointVI:
     def _linearised_step(self, delta, lam):
         """(increment (dynamic part), max-norm of the update) of the Newton iterate from
         q2 = q1 + delta."""
+        nd = self.nd
+        step = self._newton_update(self._residual(delta, lam))
+        return delta[:nd] - step[:nd], float(np.abs(step[:nd]).max(initial=0.0))
+
+    def _newton_update(self, r):
+        """The Newton update (nd + nc,) of (q2_d, lambda1) for the residual ``r`` that
+        ``_residual`` just evaluated (its midpoint state, Dh(q1) and Dh(q2)): the DEL Jacobian
+        bordered by -Dh(q1)^T and Dh(q2), solved by :func:`_solve_newton`."""
         nd, nc = self.nd, self.nc
-        r = self._residual(delta, lam)
-        J2 = self._midpoint_partials()[0]
         A = np.zeros((nd + nc, nd + nc))
-        A[:nd, :nd] = J2[:, :nd]
+        A[:nd, :nd] = self._newton_jacobian()
         if nc:
             A[:nd, nd:] = -self._Dh1[:, :nd].T
             A[nd:, :nd] = self._Dh2[:, :nd]
-        step = scipy.linalg.solve(A, r, check_finite=False)
-        return delta[:nd] - step[:nd], float(np.abs(step[:nd]).max(initial=0.0))
+        return _solve_newton(A, r)
 
     def _accept_general(self, q2, linearised, t1, t2, k2):
         """The acceptance rule (:func:`fast_step.check_root`, as in the compiled path) for
@@ -809,7 +900,7 @@ class MidpointVI:
         merit_ref = np.inf
         r = self._residual(delta, lam)
         while True:
-            if not np.all(np.isfinite(r)):
+            if not np.isfinite(r).all():
                 exc = ConvergenceError('the DEL residual became non-finite at iteration %d '
                                        '(q2 = %s)' % (iterations, self._q1 + delta))
                 exc.iterations = iterations
@@ -818,7 +909,7 @@ class MidpointVI:
             rnorm = np.linalg.norm(r[:nd])
             if ((rnorm <= max(self.tolerance, floor)
                  or (stalled and rnorm <= fast_step.STALL_ACCEPT * self._residual_scale))
-                    and np.all(np.abs(r[nd:]) <= tols)):
+                    and (np.abs(r[nd:]) <= tols).all()):
                 self._rnorm_last = float(np.linalg.norm(r))
                 return (self._q1 + delta, self._p1 + self._impulse, lam, iterations,
                         linearised)
@@ -837,13 +928,7 @@ class MidpointVI:
                     exc.iterations = iterations
                     raise exc
                 merit_ref = merit
-            J2 = self._midpoint_partials()[0]
-            A = np.zeros((nd + nc, nd + nc))
-            A[:nd, :nd] = J2[:, :nd]
-            if nc:
-                A[:nd, nd:] = -self._Dh1[:, :nd].T
-                A[nd:, :nd] = self._Dh2[:, :nd]
-            step = scipy.linalg.solve(A, r, check_finite=False)
+            step = self._newton_update(r)
             big_step = np.abs(step[:nd]).max(initial=0.0)
             if iterations == 0:
                 linearised = (delta[:nd] - step[:nd], float(big_step))
@@ -865,7 +950,7 @@ class MidpointVI:
                 alpha *= shrink
             else:
                 if (np.linalg.norm(base_r[:nd]) <= fast_step.STALL_ACCEPT * base_scale
-                        and np.all(np.abs(base_r[nd:]) <= tols)):
+                        and (np.abs(base_r[nd:]) <= tols).all()):
                     # the merit cannot decrease below rounding: the last iterate is a root
                     r = self._residual(delta, lam)
                     stalled = True

@@ -12,6 +12,8 @@ Example
 >>> from ros_vi.mechanics import dynamics
 >>> M = dynamics.mass_matrix(system.model, data)  # (nQd, nQd) at q = 0.3
 """
+import weakref
+
 import numpy as np
 
 
@@ -24,6 +26,8 @@ class Cache:
     """
     kinematics = None    # (R (nf, 3, 3), P (nf, 3), S (nQ, 6))
     lagrangian = None    # LagrangianTerms
+    applied_forces = None   # AppliedForces: their first-order part alone
+    applied_jacobians = None   # AppliedJacobians: its q and dq derivatives
     applied = None       # AppliedTerms of the non-kernel potentials and all forces
     dynamics = None      # (ddq_d (nQd,), lambda (nc,))
     dynamics1 = None     # first derivatives of the dynamics
@@ -73,6 +77,14 @@ class Data:
             self.t = t
         self.cache = Cache()
 
+    def share(self, q, dq, u):
+        """Use the given (nQ,), (nQ,), (nu,) arrays as q, dq and u from now on (their
+        current values are copied in first).  A compiled integrator shares its output
+        buffers this way, so putting the System at a step's midpoint copies nothing."""
+        q[:], dq[:], u[:] = self.q, self.dq, self.u
+        self.q, self.dq, self.u = q, dq, u
+        self.cache = Cache()
+
     def copy(self):
         """An independent Data with the same state (the cache is not copied)."""
         other = Data.__new__(Data)
@@ -94,18 +106,26 @@ class StateMemo:
 
     def __init__(self, system):
         self._system = system
-        self._key = None
+        self._key = _dead
         self._memo = {}
 
     def get(self):
         """The dict for the current state (empty after any change)."""
         cache = self._system.data.cache
-        if self._key is not cache:
-            self._key = cache
+        # a weak reference: a memo must not keep an old state's results alive (and a dead
+        # reference never matches, so a new Cache at a recycled address is not mistaken
+        # for the old one)
+        if self._key() is not cache:
+            self._key = weakref.ref(cache)
             self._memo = {}
         return self._memo
 
     def clear(self):
         """Forget everything (e.g. after a parameter of the owner changed)."""
-        self._key = None
+        self._key = _dead
         self._memo = {}
+
+
+def _dead():
+    """Stands for a dead weak reference."""
+    return None

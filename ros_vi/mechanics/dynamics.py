@@ -20,12 +20,14 @@ Example
 >>> dynamics.mass_matrix(system.model, data)           # (nQd, nQd)
 >>> v = dynamics.velocity_from_momentum(system.model, data, p)
 """
+import weakref
 from collections import namedtuple
 
 import numpy as np
 import scipy.linalg
 
 from .data import Cache
+from .framevectors import ComponentBatch, batch_of
 
 LagrangianTerms = namedtuple('LagrangianTerms', 'Lq Lv M Lvq Lqq T Vg')
 LagrangianTerms.__doc__ = """Kinetic energy minus kernel gravity at one state.
@@ -36,6 +38,14 @@ Vg gravity potential energy [J] (kernel gravity only)."""
 
 FirstOrderTerms = namedtuple('FirstOrderTerms', 'Lq Lv T Vg')
 FirstOrderTerms.__doc__ = """The O(n) part of :class:`LagrangianTerms`: Lq, Lv (nQ,), T, Vg."""
+
+AppliedForces = namedtuple('AppliedForces', 'V_dq F')
+AppliedForces.__doc__ = """The first-order part of :class:`AppliedTerms` (what the
+integrator's residual needs): V_dq (nQ,) and F (nQ,)."""
+
+AppliedJacobians = namedtuple('AppliedJacobians', 'V_dqdq F_dq F_ddq')
+AppliedJacobians.__doc__ = """The derivatives of :class:`AppliedForces` in q and dq:
+V_dqdq, F_dq, F_ddq (nQ, nQ), indexed [output, input]."""
 
 AppliedTerms = namedtuple('AppliedTerms', 'V_dq V_dqdq F F_dq F_ddq F_du')
 AppliedTerms.__doc__ = """Sums over the potentials the kernel does not evaluate and over all
@@ -64,8 +74,14 @@ def lagrangian_terms(model, data):
 
 def first_order_terms(model, data):
     """:class:`FirstOrderTerms` at ``(data.q, data.dq)`` (one O(n) pass, not cached: the
-    integrator's Newton loop calls it once per iterate)."""
-    return FirstOrderTerms(*model.first_order(model.gravity, data.q, data.dq))
+    integrator's Newton loop calls it once per iterate; the kinematics it computes on the
+    way are cached for :func:`kinematics`)."""
+    Lq, Lv, T, Vg, kin = model.first_order(model.gravity, data.q, data.dq,
+                                           with_kinematics=True)
+    cache = data.cache
+    if cache.kinematics is None:
+        cache.kinematics = kin
+    return FirstOrderTerms(Lq, Lv, T, Vg)
 
 
 def mass_matrix(model, data):
@@ -102,37 +118,170 @@ def velocity_from_momentum(model, data, p):
 
 
 # ---------------------------------------------------------------------- the System's terms
+def _stacked_class(obj):
+    """The class of ``obj`` if that very class evaluates all its members at once
+    (``_stacked_sums`` in its own namespace; subclasses keep per-object evaluation)."""
+    cls = type(obj)
+    return cls if cls.__dict__.get('_stacked_sums') is not None else None
+
+
+_GROUPS = weakref.WeakKeyDictionary()
+
+
+def _term_groups(system):
+    """``(potentials, forces)`` for the current structure: each a list whose entries are a
+    :class:`~ros_vi.mechanics.framevectors.ComponentBatch` (all the System's members of
+    one built-in class, summed at once) or a single component evaluated by its own array
+    methods, in System order."""
+    model = system.model
+    have = _GROUPS.get(system)
+    if have is None or have[0] is not model:
+        groups = []
+        for items in (system.general_potentials, system.forces):
+            out, seen = [], set()
+            for obj in items:
+                cls = _stacked_class(obj)
+                if cls is None:
+                    out.append(obj)
+                elif cls not in seen:
+                    seen.add(cls)
+                    out.append(batch_of(system, cls))
+            groups.append(out)
+        have = _GROUPS[system] = (model, groups[0], groups[1])
+    return have[1], have[2]
+
+
+def applied_forces(system):
+    """:class:`AppliedForces` at the System's current state (cached in ``system.data``):
+    the sums of the non-kernel potentials' dV/dq and of the forces, without any of their
+    derivatives (a residual evaluation needs no more)."""
+    cache = system.data.cache
+    if cache.applied_forces is None:
+        nq = system.nQ
+        V_dq, F = np.zeros(nq), np.zeros(nq)
+        potentials, forces = _term_groups(system)
+        for entry in potentials:
+            if isinstance(entry, ComponentBatch):
+                out = entry.sums('first')
+                if out is not None:
+                    V_dq += out
+                    continue
+                for pot in entry.members:
+                    V_dq += pot.V_dq_array()
+            else:
+                V_dq += entry.V_dq_array()
+        for entry in forces:
+            if isinstance(entry, ComponentBatch):
+                out = entry.sums('first')
+                if out is not None:
+                    F += out
+                    continue
+                for force in entry.members:
+                    F += force.f_array()
+            else:
+                F += entry.f_array()
+        cache.applied_forces = AppliedForces(V_dq, F)
+    return cache.applied_forces
+
+
+def applied_jacobians(system):
+    """:class:`AppliedJacobians` at the System's current state (cached in
+    ``system.data``): the q and dq derivatives of :func:`applied_forces` (what a Newton
+    iteration of the integrator needs)."""
+    cache = system.data.cache
+    if cache.applied_jacobians is None:
+        nq = system.nQ
+        V_dqdq, F_dq, F_ddq = np.zeros((nq, nq)), np.zeros((nq, nq)), np.zeros((nq, nq))
+        potentials, forces = _term_groups(system)
+        for entry in potentials:
+            if isinstance(entry, ComponentBatch):
+                out = entry.sums('jacobian')
+                if out is not None:
+                    V_dqdq += out
+                    continue
+                for pot in entry.members:
+                    V_dqdq += pot.V_dqdq_array()
+            else:
+                V_dqdq += entry.V_dqdq_array()
+        for entry in forces:
+            if isinstance(entry, ComponentBatch):
+                out = entry.sums('jacobian')
+                if out is not None:
+                    F_dq += out[0]
+                    if out[1] is not None:
+                        F_ddq += out[1]
+                    continue
+                members = entry.members
+            else:
+                members = (entry,)
+            for force in members:
+                F_dq += force.f_dq_array()
+                F_ddq += force.f_ddq_array()
+        cache.applied_jacobians = AppliedJacobians(V_dqdq, F_dq, F_ddq)
+    return cache.applied_jacobians
+
+
 def applied_terms(system):
-    """:class:`AppliedTerms` at the System's current state (cached in ``system.data``)."""
+    """:class:`AppliedTerms` at the System's current state (cached in ``system.data``;
+    the parts of :func:`applied_forces` and :func:`applied_jacobians` and F_du)."""
     data = system.data
     cache = data.cache
     if cache.applied is None:
-        nq, nu = system.nQ, system.nu
-        V_dq, V_dqdq = np.zeros(nq), np.zeros((nq, nq))
-        F, F_dq, F_ddq, F_du = (np.zeros(nq), np.zeros((nq, nq)), np.zeros((nq, nq)),
-                                np.zeros((nq, nu)))
-        for pot in system.general_potentials:
-            V_dq += pot.V_dq_array()
-            V_dqdq += pot.V_dqdq_array()
+        V_dq, F = applied_forces(system)
+        V_dqdq, F_dq, F_ddq = applied_jacobians(system)
+        F_du = np.zeros((system.nQ, system.nu))
         for force in system.forces:
-            F += force.f_array()
-            F_dq += force.f_dq_array()
-            F_ddq += force.f_ddq_array()
             F_du += force.f_du_array()
         cache.applied = AppliedTerms(V_dq, V_dqdq, F, F_dq, F_ddq, F_du)
     return cache.applied
 
 
+def _constraint_groups(system):
+    """For the current structure: ``[(entry, rows)]`` covering every constraint once, an
+    entry being a :class:`~ros_vi.mechanics.framevectors.ComponentBatch` of a built-in
+    class evaluated together (``rows`` int array of its members' indices) or a single
+    constraint (``rows`` its index)."""
+    model = system.model
+    have = _CONSTRAINT_GROUPS.get(system)
+    if have is None or have[0] is not model:
+        groups, batches = [], {}
+        for i, con in enumerate(system.constraints):
+            cls = type(con)
+            if cls.__dict__.get('_stacked_constraint'):
+                if cls not in batches:
+                    batches[cls] = []
+                    groups.append((batch_of(system, cls), batches[cls]))
+                batches[cls].append(i)
+            else:
+                groups.append((con, i))
+        groups = [(e, np.array(r, dtype=np.int64) if isinstance(r, list) else r)
+                  for e, r in groups]
+        have = _CONSTRAINT_GROUPS[system] = (model, groups)
+    return have[1]
+
+
+_CONSTRAINT_GROUPS = weakref.WeakKeyDictionary()
+
+
 def constraint_values(system):
     """h(q) of every constraint, (nc,)."""
-    return np.array([con.h() for con in system.constraints])
+    out = np.zeros(system.nc)
+    for entry, rows in _constraint_groups(system):
+        if isinstance(entry, ComponentBatch):
+            out[rows] = entry.get(1)[0]
+        else:
+            out[rows] = entry.h()
+    return out
 
 
 def constraint_jacobian(system):
     """Dh(q), (nc, nQ)."""
     out = np.zeros((system.nc, system.nQ))
-    for i, con in enumerate(system.constraints):
-        out[i] = con.h_dq_array()
+    for entry, rows in _constraint_groups(system):
+        if isinstance(entry, ComponentBatch):
+            out[rows] = entry.get(1)[1]
+        else:
+            out[rows] = entry.h_dq_array()
     return out
 
 
@@ -140,8 +289,11 @@ def constraint_hessians(system):
     """d2h/dq2 of every constraint, (nc, nQ, nQ)."""
     nq = system.nQ
     out = np.zeros((system.nc, nq, nq))
-    for i, con in enumerate(system.constraints):
-        out[i] = con.h_dqdq_array()
+    for entry, rows in _constraint_groups(system):
+        if isinstance(entry, ComponentBatch):
+            out[rows] = entry.get(2)[2]
+        else:
+            out[rows] = entry.h_dqdq_array()
     return out
 
 
@@ -220,7 +372,7 @@ def gravity_forces(system):
     model, data = system.model, system.data
     Vg_q = -FirstOrderTerms(*model.first_order(model.gravity, data.q,
                                                np.zeros_like(data.dq))).Lq
-    return (Vg_q + applied_terms(system).V_dq)[:model.nd].copy()
+    return (Vg_q + applied_forces(system).V_dq)[:model.nd].copy()
 
 
 def bias_forces(system):
@@ -229,7 +381,7 @@ def bias_forces(system):
     acceleration."""
     model, data = system.model, system.data
     t = lagrangian_terms(model, data)
-    return (t.Lvq @ data.dq - t.Lq + applied_terms(system).V_dq)[:model.nd].copy()
+    return (t.Lvq @ data.dq - t.Lq + applied_forces(system).V_dq)[:model.nd].copy()
 
 
 def kkt_matrix(system):

@@ -16,6 +16,7 @@ import itertools
 import numpy as np
 
 from .config import Config
+from .data import StateMemo
 from .kernel import FIXED, ROT_X, ROT_Y, ROT_Z, TRANS_X, TRANS_Y, TRANS_Z
 
 WORLD = 'world'
@@ -31,7 +32,8 @@ _ONE_PARAM = (RX, RY, RZ, TX, TY, TZ)
 
 def hat(twist):
     """4x4 matrix of a twist ``(wx, wy, wz, vx, vy, vz)``."""
-    w0, w1, w2, v0, v1, v2 = twist
+    # Python numbers build the matrix faster than NumPy scalars
+    w0, w1, w2, v0, v1, v2 = twist.tolist() if isinstance(twist, np.ndarray) else twist
     return np.array([[0.0, -w2, w1, v0],
                      [w2, 0.0, -w0, v1],
                      [-w1, w0, 0.0, v2],
@@ -250,6 +252,10 @@ class Frame:
         self._mass = 0.0
         self._inertia = np.zeros((3, 3))
         self._index = -1
+        # this frame's poses and pose derivatives at the current state (user forces ask
+        # for the same ones for every config pair; trep caches them per state as well)
+        self._results = StateMemo(self._system)
+        self._uses = (None, {})
         where = 'frame %r' % (name,)
         if name is None and isinstance(param, str):
             where = 'unnamed %s frame of config %r' % (transform, param)
@@ -383,7 +389,30 @@ class Frame:
     def uses_config(self, q):
         """True if this frame's pose depends on config ``q`` (identifier or object)."""
         config = self._system.get_config(q)
-        return bool(self._coordinate_terms((config,)))
+        model = self._system._model           # as built (this works on hold as well)
+        known, answers = self._uses
+        if known is not model:                 # the answers hold for one structure
+            answers = {}
+            self._uses = (model, answers)
+        answer = answers.get(config)
+        if answer is None:
+            answer = answers[config] = self._reaches_config(config)
+        return answer
+
+    def _reaches_config(self, config):
+        """True if ``config`` drives a frame on this frame's chain to the world, as its own
+        config or as the leader of a mimic frame: the frames' own links, so that frames
+        and configs added while the structure is on hold are answered as well (the same
+        answer as a non-empty :meth:`_coordinate_terms` once the Model is built)."""
+        node = self
+        while node is not None:
+            if node._config is config:
+                return True
+            spec = node._mimic
+            if spec is not None and (spec.leader is config or spec.leader == config.name):
+                return True
+            node = node._parent
+        return False
 
     def flatten_tree(self):
         """This frame and all its descendants (depth first, creation order)."""
@@ -637,14 +666,58 @@ class Frame:
     def _kin(self):
         return self._system._kinematics()
 
+    def _memoised(self, kind, configs, compute):
+        """``compute(configs)`` memoised for the current state under ``kind`` and the
+        config indices (sorted: mixed partials commute).  The result is shared: callers
+        copy before handing it out."""
+        get = self._system.get_config
+        if len(configs) == 1:
+            key = (kind, get(configs[0]).index)
+        else:
+            key = (kind,) + tuple(sorted([get(c).index for c in configs]))
+        memo = self._results.get()
+        out = memo.get(key)
+        if out is None:
+            out = memo[key] = compute(configs)
+        return out
+
+    def _stacked_pose(self):
+        """This frame's stacked pose derivatives at the current state (the
+        :mod:`~ros_vi.mechanics.tapemeasure` helper, every config at once: one evaluation
+        serves the whole config-by-config loop of a user force)."""
+        memo = self._results.get()
+        out = memo.get('stacked')
+        if out is None:
+            from .tapemeasure import pose_derivatives   # it imports this module
+            out = pose_derivatives(memo, self)
+            memo['stacked'] = out
+        return out
+
+    def _index_of(self, q):
+        return self._system.get_config(q).index
+
+    def _pose(self):
+        memo = self._results.get()
+        g = memo.get('g')
+        if g is None:
+            R, P, _ = self._kin()
+            i = self.index
+            g = np.eye(4)
+            g[:3, :3] = R[i]
+            g[:3, 3] = P[i]
+            memo['g'] = g
+        return g
+
+    def _pose_inverse(self):
+        memo = self._results.get()
+        g = memo.get('g_inv')
+        if g is None:
+            g = memo['g_inv'] = _inverse(self._pose())
+        return g
+
     def g(self):
         """(4, 4) world pose of this frame: maps frame coordinates to world coordinates."""
-        R, P, _ = self._kin()
-        i = self.index
-        g = np.eye(4)
-        g[:3, :3] = R[i]
-        g[:3, 3] = P[i]
-        return g
+        return self._pose().copy()
 
     def _coordinate_terms(self, configs):
         """A derivative with respect to ``configs`` as a sum over joint coordinates.
@@ -701,51 +774,51 @@ class Frame:
 
     def g_dq(self, q1):
         """d g / d q1, (4, 4)."""
-        return self._g_d((q1,))
+        return self._stacked_pose().G1[self._index_of(q1)].copy()
 
     def g_dqdq(self, q1, q2):
         """d^2 g / d q1 d q2, (4, 4)."""
-        return self._g_d((q1, q2))
+        return self._stacked_pose().G2[self._index_of(q1), self._index_of(q2)].copy()
 
     def g_dqdqdq(self, q1, q2, q3):
         """Third derivative of :meth:`g`."""
-        return self._g_d((q1, q2, q3))
+        return self._memoised('g', (q1, q2, q3), self._g_d).copy()
 
     def g_dqdqdqdq(self, q1, q2, q3, q4):
         """Fourth derivative of :meth:`g`."""
-        return self._g_d((q1, q2, q3, q4))
+        return self._memoised('g', (q1, q2, q3, q4), self._g_d).copy()
 
     def g_inv(self):
         """(4, 4) inverse world pose (world coordinates to frame coordinates)."""
-        return _inverse(self.g())
+        return self._pose_inverse().copy()
 
     def g_inv_dq(self, q1):
         """d g^-1 / d q1, (4, 4)."""
-        return self._g_inv_d((q1,))
+        return self._stacked_pose().GI1[self._index_of(q1)].copy()
 
     def g_inv_dqdq(self, q1, q2):
         """d^2 g^-1 / d q1 d q2, (4, 4)."""
-        return self._g_inv_d((q1, q2))
+        return self._stacked_pose().GI2[self._index_of(q1), self._index_of(q2)].copy()
 
     def p(self):
         """World position of the origin, homogeneous (4,) = [x, y, z, 1] [m]."""
-        return self.g()[:, 3].copy()
+        return self._pose()[:, 3].copy()
 
     def p_dq(self, q1):
         """d p / d q1, homogeneous (4,) with last entry 0."""
-        return self._g_d((q1,))[:, 3].copy()
+        return self._stacked_pose().G1[self._index_of(q1), :, 3].copy()
 
     def p_dqdq(self, q1, q2):
         """Second derivative of :meth:`p`, (4,)."""
-        return self._g_d((q1, q2))[:, 3].copy()
+        return self._stacked_pose().G2[self._index_of(q1), self._index_of(q2), :, 3].copy()
 
     def p_dqdqdq(self, q1, q2, q3):
         """Third derivative of :meth:`p`, (4,)."""
-        return self._g_d((q1, q2, q3))[:, 3].copy()
+        return self._memoised('g', (q1, q2, q3), self._g_d)[:, 3].copy()
 
     def p_dqdqdqdq(self, q1, q2, q3, q4):
         """Fourth derivative of :meth:`p`, (4,)."""
-        return self._g_d((q1, q2, q3, q4))[:, 3].copy()
+        return self._memoised('g', (q1, q2, q3, q4), self._g_d)[:, 3].copy()
 
     # ------------------------------------------------------------------ body velocity
     def _vb_term_theta(self, vel, thetas):
@@ -788,15 +861,19 @@ class Frame:
 
     def vb(self):
         """(4, 4) body velocity g^-1 dg/dt (twist in this frame's coordinates)."""
-        return self._vb_d(())
+        memo = self._results.get()
+        out = memo.get('vb')
+        if out is None:
+            out = memo['vb'] = self._vb_d(())
+        return out.copy()
 
     def vb_dq(self, q1):
         """d vb / d q1, (4, 4)."""
-        return self._vb_d((q1,))
+        return self._memoised('vb', (q1,), self._vb_d).copy()
 
     def vb_dqdq(self, q1, q2):
         """d^2 vb / d q1 d q2, (4, 4)."""
-        return self._vb_d((q1, q2))
+        return self._memoised('vb', (q1, q2), self._vb_d).copy()
 
     def vb_dqdqdq(self, q1, q2, q3):
         """Third q-derivative of :meth:`vb`, (4, 4)."""
@@ -804,7 +881,8 @@ class Frame:
 
     def vb_ddq(self, dq1):
         """d vb / d dq1 (derivative with respect to a velocity), (4, 4)."""
-        return self._vb_term(dq1, [])
+        return self._memoised('vb_ddq', (dq1,),
+                              lambda configs: self._vb_term(configs[0], [])).copy()
 
     def vb_ddqdq(self, dq1, q2):
         """d^2 vb / d dq1 d q2, (4, 4)."""

@@ -476,3 +476,342 @@ def fold_matrix(A, nq, leader, multiplier):
         a = multiplier[k]
         for i in range(nq):
             A[i, c] += a * A[i, nq + k]
+
+
+@njit(cache=True)
+def fold_axis(A, nq, leader, multiplier):
+    """``A[:, :nq, :] <- E^T`` along the middle axis of ``A (n, nt, m)``, in place: a stack of
+    derivatives over joint coordinates folded onto configs (any axis of a C-contiguous
+    array, seen as (before, nt, after); rows nq.. keep their values)."""
+    for b in range(A.shape[0]):
+        for k in range(leader.shape[0]):
+            r = leader[k]
+            a = multiplier[k]
+            for j in range(A.shape[2]):
+                A[b, r, j] += a * A[b, nq + k, j]
+
+
+# ---------------------------------------------------------------------------------------
+# Frame-attached world vectors and the built-in terms on them (the general path's batches)
+#
+# A point fixed in a frame (its origin) or a direction fixed in it (world value x = R n)
+# moves with the joint coordinates of the frame's chain; with S_a = (w_a, v_a) and a, b in
+# the chain, a shallower than or equal to b:
+#     dx/dq_a = w_a x x (+ v_a for a point),     d2x/dq_a dq_b = w_a x dx/dq_b
+# and zero for coordinates outside the chain (see ros_vi.mechanics.constraints.point).
+# frame_vectors and wrench_twists run on the joint coordinates (S (nt, 6)); their callers
+# fold the results onto the configs (Model.fold) when there are mimic frames, and
+# linear_springs and frame_dots take those folded config derivatives.
+
+
+@njit(cache=True)
+def frame_vectors(R, P, S, item_frame, item_dir, item_point, chain_ptr, chain_cfg, order):
+    """World vectors of ``k`` items and their config derivatives up to ``order`` (1 or 2).
+
+    Item ``i`` is the origin of frame ``item_frame[i]`` (``item_point[i]`` True) or the
+    direction ``item_dir[i]`` (3,) fixed in that frame; ``chain_cfg[chain_ptr[i]:
+    chain_ptr[i + 1]]`` are the joint coordinates that move the frame, shallow to deep.
+    Returns ``X (k, 3)``, ``D1 (k, nt, 3)`` and ``D2 (k, nt, nt, 3)`` (empty (k, 0, 0, 3)
+    for order 1), derivatives over the joint coordinates (nt = S.shape[0]), in the units of
+    the vectors per rad or m.
+    """
+    k = item_frame.shape[0]
+    nq = S.shape[0]
+    X = np.zeros((k, 3))
+    D1 = np.zeros((k, nq, 3))
+    n2 = nq if order >= 2 else 0
+    D2 = np.zeros((k, n2, n2, 3))
+    for i in range(k):
+        f = item_frame[i]
+        if item_point[i]:
+            x0, x1, x2 = P[f, 0], P[f, 1], P[f, 2]
+        else:
+            n = item_dir[i]
+            x0 = R[f, 0, 0] * n[0] + R[f, 0, 1] * n[1] + R[f, 0, 2] * n[2]
+            x1 = R[f, 1, 0] * n[0] + R[f, 1, 1] * n[1] + R[f, 1, 2] * n[2]
+            x2 = R[f, 2, 0] * n[0] + R[f, 2, 1] * n[1] + R[f, 2, 2] * n[2]
+        X[i, 0], X[i, 1], X[i, 2] = x0, x1, x2
+        lo, hi = chain_ptr[i], chain_ptr[i + 1]
+        for j in range(lo, hi):
+            a = chain_cfg[j]
+            w0, w1, w2 = S[a, 0], S[a, 1], S[a, 2]
+            d0 = w1 * x2 - w2 * x1
+            d1 = w2 * x0 - w0 * x2
+            d2 = w0 * x1 - w1 * x0
+            if item_point[i]:
+                d0 = d0 + S[a, 3]
+                d1 = d1 + S[a, 4]
+                d2 = d2 + S[a, 5]
+            D1[i, a, 0], D1[i, a, 1], D1[i, a, 2] = d0, d1, d2
+        if order >= 2:
+            for j1 in range(lo, hi):
+                a = chain_cfg[j1]
+                w0, w1, w2 = S[a, 0], S[a, 1], S[a, 2]
+                for j2 in range(j1, hi):
+                    b = chain_cfg[j2]
+                    y0, y1, y2 = D1[i, b, 0], D1[i, b, 1], D1[i, b, 2]
+                    c0 = w1 * y2 - w2 * y1
+                    c1 = w2 * y0 - w0 * y2
+                    c2 = w0 * y1 - w1 * y0
+                    D2[i, a, b, 0], D2[i, a, b, 1], D2[i, a, b, 2] = c0, c1, c2
+                    D2[i, b, a, 0], D2[i, b, a, 1], D2[i, b, a, 2] = c0, c1, c2
+    return X, D1, D2
+
+
+@njit(cache=True)
+def linear_springs(X, D1, D2, end1, end2, cfg_ptr, cfg, k, x0, order, zero_length):
+    """Energies and derivatives of springs ``V = 1/2 k (x - x0)^2``, ``x = |X[end2] -
+    X[end1]|`` (rows of :func:`frame_vectors` with derivatives over configs,
+    ``FrameVectors.get``), each spring on its own.
+
+    ``cfg[cfg_ptr[s]:cfg_ptr[s + 1]]`` are the configs that move either end of spring s
+    (its derivatives are zero in the others).  Returns ``V (ns,)`` [J], ``V_q (ns, nq)``,
+    ``V_qq (ns, nq, nq)`` (empty for order < 2), ``degenerate (ns,)`` bool: springs with
+    ``x0 != 0`` shorter than ``zero_length``, whose derivatives do not exist (left zero),
+    the sums over the springs of V_q (nq,) and V_qq (nq, nq) (empty for order < 2), and
+    whether any spring is degenerate.
+    A spring with ``x0 == 0`` is evaluated as ``1/2 k |v|^2``, smooth everywhere.
+    """
+    ns = end1.shape[0]
+    nq = D1.shape[1]
+    V = np.zeros(ns)
+    Vq = np.zeros((ns, nq))
+    n2 = nq if order >= 2 else 0
+    Vqq = np.zeros((ns, n2, n2))
+    Vq_sum = np.zeros(nq)
+    Vqq_sum = np.zeros((n2, n2))
+    s1 = np.zeros(nq)
+    d1 = np.zeros((nq, 3))
+    bad = np.zeros(ns, dtype=np.bool_)
+    any_bad = False
+    for s in range(ns):
+        a, b = end1[s], end2[s]
+        v0 = X[b, 0] - X[a, 0]
+        v1 = X[b, 1] - X[a, 1]
+        v2 = X[b, 2] - X[a, 2]
+        vv = v0 * v0 + v1 * v1 + v2 * v2
+        smooth = x0[s] == 0.0
+        if smooth:
+            V[s] = k[s] * (0.5 * vv)
+        else:
+            e = np.sqrt(vv) - x0[s]
+            V[s] = 0.5 * k[s] * e * e
+        if order < 1:
+            continue
+        x = np.sqrt(vv)
+        if not smooth and not x > zero_length:
+            bad[s] = True
+            any_bad = True
+            continue
+        lo, hi = cfg_ptr[s], cfg_ptr[s + 1]
+        for j in range(lo, hi):
+            c = cfg[j]
+            for r in range(3):
+                d1[c, r] = D1[b, c, r] - D1[a, c, r]
+            s1[c] = d1[c, 0] * v0 + d1[c, 1] * v1 + d1[c, 2] * v2    # d(|v|^2 / 2)/dq_c
+            if smooth:
+                Vq[s, c] = k[s] * s1[c]
+            else:
+                Vq[s, c] = k[s] * (x - x0[s]) * (s1[c] / x)
+            Vq_sum[c] += Vq[s, c]
+        if order < 2:
+            continue
+        for j in range(lo, hi):
+            c = cfg[j]
+            for j2 in range(j, hi):
+                c2 = cfg[j2]
+                s2 = ((D2[b, c, c2, 0] - D2[a, c, c2, 0]) * v0
+                      + (D2[b, c, c2, 1] - D2[a, c, c2, 1]) * v1
+                      + (D2[b, c, c2, 2] - D2[a, c, c2, 2]) * v2
+                      + d1[c, 0] * d1[c2, 0] + d1[c, 1] * d1[c2, 1] + d1[c, 2] * d1[c2, 2])
+                if smooth:
+                    val = k[s] * s2
+                else:
+                    xa, xb = s1[c] / x, s1[c2] / x
+                    val = k[s] * (xa * xb + (x - x0[s]) * ((s2 - xa * xb) / x))
+                Vqq[s, c, c2] = val
+                Vqq_sum[c, c2] += val
+                if c2 != c:
+                    Vqq[s, c2, c] = val
+                    Vqq_sum[c2, c] += val
+    return V, Vq, Vqq, bad, Vq_sum, Vqq_sum, any_bad
+
+
+# wrench kinds of wrench_twists
+BODY_WRENCH, HYBRID_WRENCH, SPATIAL_WRENCH = 0, 1, 2
+
+
+@njit(cache=True)
+def _ad(w0, w1, w2, v0, v1, v2, x0, x1, x2, y0, y1, y2):
+    """ad_(w, v) (x, y) = (w x x, w x y + v x x) for twists (angular, linear)."""
+    return (w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0,
+            w1 * y2 - w2 * y1 + v1 * x2 - v2 * x1,
+            w2 * y0 - w0 * y2 + v2 * x0 - v0 * x2,
+            w0 * y1 - w1 * y0 + v0 * x1 - v1 * x0)
+
+
+@njit(cache=True)
+def wrench_twists(R, P, S, frame, kind, chain_ptr, chain_cfg, W, order):
+    """Virtual twists of wrenches applied to frames, and their config derivatives.
+
+    Wrench ``w`` acts on frame ``frame[w]`` (joint coordinates ``chain_cfg[chain_ptr[w]:
+    chain_ptr[w + 1]]``, shallow to deep) and is expressed as ``kind[w]``:
+    BODY_WRENCH (frame axes, at the origin), HYBRID_WRENCH (world axes, at the origin) or
+    SPATIAL_WRENCH (world axes, at the world origin).  The generalized force on joint
+    coordinate i is ``T0[w, i] . wrench`` with the twist ``T0 (nw, nt, 6)`` ordered
+    (linear, angular) like the wrench (force, torque); ``T1 (nw, nt, nt, 6)`` [w, i, a] is
+    its derivative in theta_a (empty for order 0).  Also returns the generalized force of
+    the wrenches ``W (nw, 6)``, summed: ``F (nt,)`` and its derivative ``F_q (nt, nt)``
+    (empty for order 0); nt = S.shape[0], all over joint coordinates.
+    With S_i = (w_i, v_i), p, R the frame's origin and rotation:
+
+    * spatial: ``T_i = S_i``;  ``dT_i/dq_a = ad(S_a) S_i`` for a shallower than i
+    * hybrid:  ``T_i = (w_i x p + v_i, w_i)``;  ``d/dq_a = (w_o x (w_m x p + v_m),
+      [a shallower than i] w_a x w_i)`` (o, m the shallower, deeper of a, i)
+    * body:    ``T_i = Ad(g^-1) S_i``;  ``d/dq_a = Ad(g^-1) ad(S_i) S_a`` for a deeper
+      than or equal to i
+    """
+    nw = frame.shape[0]
+    nq = S.shape[0]
+    T0 = np.zeros((nw, nq, 6))
+    n1 = nq if order >= 1 else 0
+    T1 = np.zeros((nw, n1, n1, 6))
+    for w in range(nw):
+        f = frame[w]
+        k = kind[w]
+        p0, p1, p2 = P[f, 0], P[f, 1], P[f, 2]
+        lo, hi = chain_ptr[w], chain_ptr[w + 1]
+        for j in range(lo, hi):
+            i = chain_cfg[j]
+            a0, a1, a2, b0, b1, b2 = S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5]
+            if k == SPATIAL_WRENCH:
+                l0, l1, l2 = b0, b1, b2
+            else:
+                # velocity of the frame origin per unit dq_i: w_i x p + v_i
+                l0 = a1 * p2 - a2 * p1 + b0
+                l1 = a2 * p0 - a0 * p2 + b1
+                l2 = a0 * p1 - a1 * p0 + b2
+            if k == BODY_WRENCH:
+                for r in range(3):
+                    T0[w, i, r] = R[f, 0, r] * l0 + R[f, 1, r] * l1 + R[f, 2, r] * l2
+                    T0[w, i, 3 + r] = R[f, 0, r] * a0 + R[f, 1, r] * a1 + R[f, 2, r] * a2
+            else:
+                T0[w, i, 0], T0[w, i, 1], T0[w, i, 2] = l0, l1, l2
+                T0[w, i, 3], T0[w, i, 4], T0[w, i, 5] = a0, a1, a2
+        if order < 1:
+            continue
+        for j1 in range(lo, hi):
+            i = chain_cfg[j1]
+            for j2 in range(lo, hi):
+                a = chain_cfg[j2]
+                if k == HYBRID_WRENCH:
+                    o, m = (a, i) if j2 <= j1 else (i, a)
+                    # w_o x (origin velocity per unit dq_m)
+                    wm0, wm1, wm2 = S[m, 0], S[m, 1], S[m, 2]
+                    l0 = wm1 * p2 - wm2 * p1 + S[m, 3]
+                    l1 = wm2 * p0 - wm0 * p2 + S[m, 4]
+                    l2 = wm0 * p1 - wm1 * p0 + S[m, 5]
+                    wo0, wo1, wo2 = S[o, 0], S[o, 1], S[o, 2]
+                    T1[w, i, a, 0] = wo1 * l2 - wo2 * l1
+                    T1[w, i, a, 1] = wo2 * l0 - wo0 * l2
+                    T1[w, i, a, 2] = wo0 * l1 - wo1 * l0
+                    if j2 < j1:
+                        T1[w, i, a, 3] = S[a, 1] * S[i, 2] - S[a, 2] * S[i, 1]
+                        T1[w, i, a, 4] = S[a, 2] * S[i, 0] - S[a, 0] * S[i, 2]
+                        T1[w, i, a, 5] = S[a, 0] * S[i, 1] - S[a, 1] * S[i, 0]
+                elif k == SPATIAL_WRENCH:
+                    if j2 < j1:
+                        c = _ad(S[a, 0], S[a, 1], S[a, 2], S[a, 3], S[a, 4], S[a, 5],
+                                S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5])
+                        T1[w, i, a, 0], T1[w, i, a, 1], T1[w, i, a, 2] = c[3], c[4], c[5]
+                        T1[w, i, a, 3], T1[w, i, a, 4], T1[w, i, a, 5] = c[0], c[1], c[2]
+                elif j2 > j1:
+                    c = _ad(S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5],
+                            S[a, 0], S[a, 1], S[a, 2], S[a, 3], S[a, 4], S[a, 5])
+                    # Ad(g^-1): angular R^T x, linear R^T (y + x times p)
+                    y0 = c[3] + c[1] * p2 - c[2] * p1
+                    y1 = c[4] + c[2] * p0 - c[0] * p2
+                    y2 = c[5] + c[0] * p1 - c[1] * p0
+                    for r in range(3):
+                        T1[w, i, a, r] = R[f, 0, r] * y0 + R[f, 1, r] * y1 + R[f, 2, r] * y2
+                        T1[w, i, a, 3 + r] = (R[f, 0, r] * c[0] + R[f, 1, r] * c[1]
+                                              + R[f, 2, r] * c[2])
+    F = np.zeros(nq)
+    Fq = np.zeros((n1, n1))
+    for w in range(nw):
+        for j1 in range(chain_ptr[w], chain_ptr[w + 1]):
+            i = chain_cfg[j1]
+            acc = 0.0
+            for r in range(6):
+                acc += T0[w, i, r] * W[w, r]
+            F[i] += acc
+            if order >= 1:
+                for j2 in range(chain_ptr[w], chain_ptr[w + 1]):
+                    a = chain_cfg[j2]
+                    acc = 0.0
+                    for r in range(6):
+                        acc += T1[w, i, a, r] * W[w, r]
+                    Fq[i, a] += acc
+    return T0, T1, F, Fq
+
+
+@njit(cache=True)
+def frame_dots(X, D1, D2, fa, fb, ga, gb, e, cfg_ptr, cfg, order):
+    """Dot products ``h = f . g`` of frame vectors and their config derivatives up to
+    ``order`` (1 or 2), for the built-in constraints.
+
+    Item m: ``f = X[fa[m]] - X[fb[m]]`` (``fb[m] < 0``: no second term) and ``g = X[ga[m]]
+    - X[gb[m]]`` (same rule), or the constant ``e[m]`` when ``ga[m] < 0``; rows of
+    :func:`frame_vectors` with derivatives over configs (``FrameVectors.get``).
+    ``cfg[cfg_ptr[m]:cfg_ptr[m + 1]]`` are the configs that move any of the vectors (each
+    once).  Returns ``h (M,)``, ``h_q (M, nq)``, ``h_qq (M, nq, nq)`` (empty
+    for order < 2).
+    """
+    M = fa.shape[0]
+    nq = D1.shape[1]
+    n2 = nq if order >= 2 else 0
+    h = np.zeros(M)
+    h1 = np.zeros((M, nq))
+    h2 = np.zeros((M, n2, n2))
+    f1 = np.zeros((nq, 3))
+    g1 = np.zeros((nq, 3))
+    f = np.zeros(3)
+    g = np.zeros(3)
+    for m in range(M):
+        a, b, c, d = fa[m], fb[m], ga[m], gb[m]
+        for r in range(3):
+            f[r] = X[a, r] - X[b, r] if b >= 0 else X[a, r]
+            if c < 0:
+                g[r] = e[m, r]
+            else:
+                g[r] = X[c, r] - X[d, r] if d >= 0 else X[c, r]
+        h[m] = f[0] * g[0] + f[1] * g[1] + f[2] * g[2]
+        lo, hi = cfg_ptr[m], cfg_ptr[m + 1]
+        for j in range(lo, hi):
+            q = cfg[j]
+            for r in range(3):
+                f1[q, r] = D1[a, q, r] - D1[b, q, r] if b >= 0 else D1[a, q, r]
+                if c < 0:
+                    g1[q, r] = 0.0
+                else:
+                    g1[q, r] = D1[c, q, r] - D1[d, q, r] if d >= 0 else D1[c, q, r]
+            h1[m, q] = (f1[q, 0] * g[0] + f1[q, 1] * g[1] + f1[q, 2] * g[2]
+                        + g1[q, 0] * f[0] + g1[q, 1] * f[1] + g1[q, 2] * f[2])
+        if order < 2:
+            continue
+        for j in range(lo, hi):
+            q = cfg[j]
+            for j2 in range(j, hi):
+                p = cfg[j2]
+                acc = 0.0
+                for r in range(3):
+                    f2 = D2[a, q, p, r] - D2[b, q, p, r] if b >= 0 else D2[a, q, p, r]
+                    if c < 0:
+                        g2 = 0.0
+                    else:
+                        g2 = D2[c, q, p, r] - D2[d, q, p, r] if d >= 0 else D2[c, q, p, r]
+                    acc += (f2 * g[r] + g2 * f[r] + f1[q, r] * g1[p, r]
+                            + f1[p, r] * g1[q, r])
+                h2[m, q, p] = acc
+                h2[m, p, q] = acc
+    return h, h1, h2

@@ -143,14 +143,23 @@ class Model:
 
     def fold(self, array, axes=(0,)):
         """Derivatives over joint coordinates folded onto configs: ``E^T`` applied along each
-        of ``axes`` of ``array`` (each of length nt, made nq).  Returned as is without
-        mimic frames."""
+        of ``axes`` of ``array`` (each of length nt, made nq), as a new C-contiguous array
+        (compiled, O(n_mimic) per line of the array).  Returned as is without mimic
+        frames."""
         if not self.has_mimic:
             return array
-        out = array
+        out = np.array(array, dtype=np.result_type(array, float), order='C')
+        shape = out.shape
+        keep = [slice(None)] * out.ndim
         for ax in axes:
-            out = np.moveaxis(np.tensordot(self._joint_map, out, axes=(0, ax)), 0, ax)
-        return out
+            ax %= out.ndim
+            # E^T along one axis is a fold of the (before, nt, after) view; folding the axes
+            # one after the other over their full length gives E^T ... E on every pair
+            kernel.fold_axis(out.reshape(int(np.prod(shape[:ax])), shape[ax],
+                                         int(np.prod(shape[ax + 1:]))),
+                             self.nq, self.mimic_leader, self.mimic_multiplier)
+            keep[ax] = slice(0, self.nq)
+        return np.ascontiguousarray(out[tuple(keep)])
 
     def create_data(self):
         """A new :class:`Data` (zero state) sized for this model."""
@@ -206,14 +215,20 @@ class Model:
         return (Lq[:nq].copy(), Lv[:nq].copy(), M[:nq, :nq].copy(), Lvq[:nq, :nq].copy(),
                 Lqq[:nq, :nq].copy(), T, Vg)
 
-    def first_order(self, gvec, q, dq):
-        """``(Lq, Lv, T, Vg)`` only (one O(n) pass), over configs."""
+    def first_order(self, gvec, q, dq, with_kinematics=False):
+        """``(Lq, Lv, T, Vg)`` only (one O(n) pass), over configs; with ``with_kinematics``
+        also the ``(R, P, S)`` of :meth:`kinematics` that the pass computes on the way
+        (``S`` over joint coordinates, (nt, 6))."""
         if not self.has_mimic:
             out = kernel.first_order(*self.dyn_args(), gvec, q, dq)
-            return out[6], out[7], out[8], out[9]
-        theta, dtheta = self.joint_positions(q, dq)
-        out = kernel.first_order(*self.dyn_args(), gvec, theta, dtheta)
-        Lq, Lv = out[6], out[7]
-        for x in (Lq, Lv):
-            kernel.fold_vector(x, self.nq, self.mimic_leader, self.mimic_multiplier)
-        return Lq[:self.nq].copy(), Lv[:self.nq].copy(), out[8], out[9]
+            Lq, Lv = out[6], out[7]
+        else:
+            theta, dtheta = self.joint_positions(q, dq)
+            out = kernel.first_order(*self.dyn_args(), gvec, theta, dtheta)
+            Lq, Lv = out[6], out[7]
+            for x in (Lq, Lv):
+                kernel.fold_vector(x, self.nq, self.mimic_leader, self.mimic_multiplier)
+            Lq, Lv = Lq[:self.nq].copy(), Lv[:self.nq].copy()
+        if with_kinematics:
+            return Lq, Lv, out[8], out[9], (out[0], out[1], out[2])
+        return Lq, Lv, out[8], out[9]

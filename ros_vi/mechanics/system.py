@@ -486,7 +486,7 @@ class System:
         return self.kinetic_energy() - self.potential_energy()
 
     def _L_dq_vector(self):
-        return self._terms().Lq - dynamics.applied_terms(self).V_dq
+        return self._terms().Lq - dynamics.applied_forces(self).V_dq
 
     def _L_dqdq_matrix(self):
         return self._terms().Lqq - dynamics.applied_terms(self).V_dqdq

@@ -94,6 +94,21 @@ class Distance(FrameConstraint):
             self._fixed = self._check_fixed(value)
             self._system._parameters_changed()
 
+    _stacked_constraint = True
+
+    def _dot_terms(self, vectors):
+        a, b = vectors.slot(self._frame1), vectors.slot(self._frame2)
+        return (a, b, a, b, np.zeros(3))
+
+    def _adjust_stacked(self, row, out, order):
+        d = self.distance
+        out[0][row] -= d * d
+        if self._config is not None:
+            k = self._config.index
+            out[1][row, k] -= 2.0 * d
+            if order >= 2:
+                out[2][row, k, k] -= 2.0
+
     def _compute(self, order):
         a = self._point(self._frame1, order)
         b = self._point(self._frame2, order)

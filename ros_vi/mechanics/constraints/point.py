@@ -27,6 +27,8 @@ from .._derivcheck import abstract
 from ..constraint import Constraint
 from ..data import StateMemo
 from ..frame import Frame, resolve_frame
+from .. import kernel
+from ..framevectors import batch_of, frame_vectors
 
 _AXES = {'x': 0, 'y': 1, 'z': 2}
 _PLANES = {'xy': (0, 1), 'xz': (0, 2), 'yz': (1, 2)}
@@ -186,20 +188,77 @@ class FrameConstraint(Constraint):
 
     def _direction(self, frame, order, direction):
         """Derivatives of the frame-fixed direction ``direction`` (world R n), memoised."""
+        if order <= 2:
+            return self._stacked(frame, order, direction)
         tag = ('n', frame.index, direction.tobytes())
         return self._vmemo.get(tag, order, lambda m: _chain_derivatives(
             self._system, frame, m, direction))
 
+    #: True in the namespace of a class whose members are evaluated together up to second
+    #: order (``_dot_terms``; :func:`stacked_constraint_values`); subclasses opt in anew.
+    _stacked_constraint = False
+
     def _derivs(self, order):
-        """``[h, h_dq, h_dqdq, h_dqdqdq]`` up to ``order`` at the current state (memoised)."""
+        """``[h, h_dq, h_dqdq, h_dqdqdq]`` up to ``order`` at the current state (memoised;
+        h alone is computed with its gradient, which the integrator asks for next)."""
+        order = max(order, 1)
+        if order <= 2 and type(self).__dict__.get('_stacked_constraint'):
+            batch = batch_of(self._system, type(self))
+            h, h1, h2 = batch.get(order)
+            row = batch.row(self)
+            return [h[row], h1[row], h2[row]][:order + 1]
         return self._memo.get('h', order, self._compute)
+
+    def _dot_terms(self, vectors):
+        """This constraint as ``h = f . g`` over the frame vectors of the registry
+        ``vectors``: ``(fa, fb, ga, gb, e)`` as in :func:`ros_vi.mechanics.kernel.frame_dots`
+        (slots, -1 for none; ``e`` (3,) the constant g when ``ga`` is -1)."""
+        raise abstract(self, '_dot_terms')
+
+    def _adjust_stacked(self, row, out, order):
+        """Add what ``h = f . g`` leaves out to this member's rows of the stacked ``out``
+        ``[h (M,), h_q (M, nQ), h_qq (M, nQ, nQ)]`` (nothing by default)."""
+
+    @staticmethod
+    def _stacked_compute(batch, order):
+        """``[h (M,), h_q (M, nQ), h_qq (M, nQ, nQ)]`` of every member of a constraint
+        batch at the current state, from the System's frame vectors in one kernel call."""
+        system = batch.system
+        members = batch.members
+        vectors = frame_vectors(system)
+        if batch.slots is None:
+            specs = [c._dot_terms(vectors) for c in members]
+            slots = [np.array([sp[k] for sp in specs], dtype=np.int64) for k in range(4)]
+            e = np.array([sp[4] for sp in specs], dtype=float).reshape(-1, 3)
+            moving = [np.unique(np.concatenate(
+                [vectors.chain(i) for i in sp[:4] if i >= 0] + [np.zeros(0, np.int64)]))
+                for sp in specs]
+            ptr = np.zeros(len(moving) + 1, dtype=np.int64)
+            ptr[1:] = np.cumsum([m.size for m in moving])
+            batch.slots = tuple(slots) + (e, ptr, np.concatenate(moving).astype(np.int64))
+        X, D1, D2 = vectors.get(order)
+        out = list(kernel.frame_dots(X, D1, D2, *batch.slots, order))
+        if type(members[0])._adjust_stacked is not FrameConstraint._adjust_stacked:
+            for row, c in enumerate(members):
+                c._adjust_stacked(row, out, order)
+        return out
 
     def _compute(self, order):
         raise abstract(self, '_compute')
 
     def _point(self, frame, order):
+        if order <= 2:
+            return self._stacked(frame, order)
         return self._vmemo.get(('p', frame.index), order,
                               lambda n: _chain_derivatives(self._system, frame, n))
+
+    def _stacked(self, frame, order, direction=None):
+        """``[x, D1, D2][:order + 1]`` from the System's stacked frame vectors (shared
+        arrays: read only)."""
+        vectors = frame_vectors(self._system)
+        i = vectors.slot(frame, direction)
+        X, D1, D2 = vectors.get(order)
+        return [X[i], D1[i], D2[i]][:order + 1]
 
     def h(self):
         return float(self._derivs(0)[0])
@@ -282,6 +341,12 @@ class PointToPoint(FrameConstraint):
     def axis(self):
         """World axis index 0, 1 or 2 (x, y, z) of this component (read only)."""
         return self._axis
+
+    _stacked_constraint = True
+
+    def _dot_terms(self, vectors):
+        return (vectors.slot(self._frame1), vectors.slot(self._frame2), -1, -1,
+                np.eye(3)[self._axis])
 
     def _compute(self, order):
         a = self._point(self._frame1, order)
@@ -395,6 +460,8 @@ class PointToPoint1D(PointToPoint):
         if not isinstance(axis, str) or axis.lower() not in _AXES:
             raise ValueError("PointToPoint1D: axis must be 'x', 'y' or 'z', got %r" % (axis,))
         PointToPoint.__init__(self, system, axis.lower(), frame1, frame2, name, tolerance)
+
+    _stacked_constraint = True
 
     @property
     def constraints(self):

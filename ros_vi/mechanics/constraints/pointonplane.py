@@ -70,6 +70,12 @@ class PointOnPlane(FrameConstraint):
         self._system._parameters_changed()
         self._memo.state.clear()
 
+    _stacked_constraint = True
+
+    def _dot_terms(self, vectors):
+        return (vectors.slot(self._plane), vectors.slot(self._pointf),
+                vectors.slot(self._plane, self._normal), -1, np.zeros(3))
+
     def _compute(self, order):
         a = self._point(self._plane, order)
         b = self._point(self._pointf, order)

@@ -14,6 +14,7 @@ class Damping(AffineForce):
         self._default = float(default)
         self._coefficients = {}
         self._c = np.zeros(0)
+        self._ddq = np.zeros((0, 0))
         AffineForce.__init__(self, system, name)
         for key, value in (coefficients or {}).items():
             self.set_damping_coefficient(key, value)
@@ -48,6 +49,7 @@ class Damping(AffineForce):
         self._c = np.array([self.get_damping_coefficient(c) for c in configs], dtype=float)
         if not np.all(np.isfinite(self._c)):
             raise ValueError('Damping %r: coefficients must be finite' % (self.name,))
+        self._ddq = np.diag(-self._c)
         self._system._parameters_changed()
 
     def coefficient_vector(self):
@@ -77,7 +79,7 @@ class Damping(AffineForce):
         return np.zeros((n, n))
 
     def f_ddq_array(self):
-        return np.diag(-self._c)
+        return self._ddq.copy()
 
     def f_du_array(self):
         return np.zeros((self._system.nQ, self._system.nu))

@@ -25,10 +25,12 @@ import numbers
 
 import numpy as np
 
+from .. import kernel
 from .._derivcheck import abstract
 from ..force import Force
 from ..data import StateMemo
 from ..frame import resolve_frame
+from ..framevectors import batch_of
 from ..tapemeasure import pose_derivatives
 
 
@@ -44,6 +46,7 @@ class _Wrench(Force):
     """Shared machinery; subclasses define ``_twists(pose, order)``."""
 
     _kind = 'Wrench'
+    _stacked_kind = None      # kernel.wrench_twists kind of the class (None: not stacked)
 
     def __init__(self, system, frame, wrench=(), name=None):
         who = '%s %r' % (self._kind, name)
@@ -117,7 +120,7 @@ class _Wrench(Force):
                 self._inputs[k].u = v
             else:
                 self._constants[k] = v
-        self._system.data.invalidate()
+        self._system._parameters_changed()
 
     def _values(self):
         w = self._constants.copy()
@@ -129,7 +132,15 @@ class _Wrench(Force):
 
     # ------------------------------------------------------------------ twists
     def _tw(self, order):
-        """Cached twists: order 0 (nQ, 6); 1 (nQ, nQ, 6) [i, a]; 2 (nQ, nQ, nQ, 6)."""
+        """Cached twists: order 0 (nQ, 6); 1 (nQ, nQ, 6) [i, a]; 2 (nQ, nQ, nQ, 6).
+
+        Orders 0 and 1 of the built-in classes come from one compiled evaluation of all
+        the System's wrenches of the class (:func:`_stacked_twists`)."""
+        if order <= 1 and self._stacked_kind is not None:
+            batch = batch_of(self._system, type(self))
+            row = batch.row(self)
+            if row is not None:
+                return batch.get(order)[order][row]
         cache = self._cache.get()
         out = cache.get(order)
         if out is None:
@@ -212,6 +223,51 @@ class _Wrench(Force):
         return out
 
 
+def _stacked_twists(batch, order):
+    """``(T0 (nw, nQ, 6), T1 (nw, nQ, nQ, 6), F (nQ,), F_dq (nQ, nQ))`` of every wrench
+    of one class in a System (``batch.members``) at the current state and inputs, see
+    :func:`ros_vi.mechanics.kernel.wrench_twists` (over joint coordinates, folded onto the
+    configs)."""
+    system = batch.system
+    wrenches = batch.members
+    if batch.slots is None:
+        from ..constraints.point import _chain          # the one rule for a frame's configs
+        model = system.model
+        chains = [_chain(model, w.frame.index) for w in wrenches]
+        ptr = np.zeros(len(chains) + 1, dtype=np.int64)
+        ptr[1:] = np.cumsum([c.size for c in chains])
+        inputs = [(r, k, inp.index) for r, w in enumerate(wrenches)
+                  for k, inp in enumerate(w._inputs) if inp is not None]
+        batch.slots = ((np.array([w.frame.index for w in wrenches], dtype=np.int64),
+                        np.array([w._stacked_kind for w in wrenches], dtype=np.int64),
+                        ptr, np.concatenate(chains).astype(np.int64)),
+                       tuple(np.array(col, dtype=np.int64) for col in zip(*inputs))
+                       if inputs else None,
+                       np.array([w._constants for w in wrenches]))
+    W = batch.slots[2]
+    driven = batch.slots[1]
+    if driven is not None:
+        W = W.copy()
+        W[driven[0], driven[1]] = system.data.u[driven[2]]
+    R, P, S = system._kinematics()
+    T0, T1, F, F_q = kernel.wrench_twists(R, P, S, *batch.slots[0], W, order)
+    model = system.model
+    if model.has_mimic:
+        # the kernel runs on joint coordinates: fold every config axis onto the configs
+        T0, F = model.fold(T0, (1,)), model.fold(F)
+        if order >= 1:
+            T1, F_q = model.fold(T1, (1, 2)), model.fold(F_q, (0, 1))
+    return T0, T1, F, F_q
+
+
+def _stacked_wrench_sums(batch, part):
+    """Sum over every wrench of one class in a System: F (nQ,) for ``part`` 'first',
+    (F_dq (nQ, nQ), None) for 'jacobian' (wrenches do not depend on dq)."""
+    if part == 'first':
+        return batch.get(0)[2]
+    return batch.get(1)[3], None
+
+
 class BodyWrench(_Wrench):
     """A wrench expressed in the frame's own coordinates, applied at its origin:
     ``F_i = vee(g^-1 dg/dq_i) . w``.
@@ -224,6 +280,9 @@ class BodyWrench(_Wrench):
     """
 
     _kind = 'BodyWrench'
+    _stacked_kind = kernel.BODY_WRENCH
+    _stacked_compute = staticmethod(_stacked_twists)
+    _stacked_sums = staticmethod(_stacked_wrench_sums)
 
     def _twists(self, p, order):
         gi, GI1, G1 = p.ginv, p.GI1, p.G1
@@ -246,6 +305,9 @@ class HybridWrench(_Wrench):
     """
 
     _kind = 'HybridWrench'
+    _stacked_kind = kernel.HYBRID_WRENCH
+    _stacked_compute = staticmethod(_stacked_twists)
+    _stacked_sums = staticmethod(_stacked_wrench_sums)
 
     def _twists(self, p, order):
         Rt = p.g[:3, :3].T
@@ -281,6 +343,9 @@ class SpatialWrench(_Wrench):
     """
 
     _kind = 'SpatialWrench'
+    _stacked_kind = kernel.SPATIAL_WRENCH
+    _stacked_compute = staticmethod(_stacked_twists)
+    _stacked_sums = staticmethod(_stacked_wrench_sums)
 
     # trep's accessor methods of SpatialWrench (the properties frame, wrench and wrench_val
     # are the same values)

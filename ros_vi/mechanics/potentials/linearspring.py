@@ -1,10 +1,12 @@
 """Linear spring between two frame origins (trep's ``potentials.LinearSpring``)."""
 import numpy as np
 
+from .. import kernel
 from ..potential import Potential
 from ..data import StateMemo
 from ..frame import resolve_frame
-from ..tapemeasure import TapeMeasure
+from ..framevectors import batch_of, frame_vectors
+from ..tapemeasure import TapeMeasure, ZERO_LENGTH
 
 
 def _finite(value, what):
@@ -62,7 +64,7 @@ class LinearSpring(Potential):
     def k(self, value):
         self._k = _finite(value, 'k')
         if hasattr(self, '_system'):
-            self._system.data.invalidate()
+            self._system._parameters_changed()
 
     @property
     def x0(self):
@@ -73,7 +75,7 @@ class LinearSpring(Potential):
     def x0(self, value):
         self._x0 = _finite(value, 'x0')
         if hasattr(self, '_system'):
-            self._system.data.invalidate()
+            self._system._parameters_changed()
 
     # ------------------------------------------------------------------ derivatives
     def _squared(self, order):
@@ -92,7 +94,18 @@ class LinearSpring(Potential):
         return out
 
     def _derivs(self, order):
-        """[V, V_q (nQ,), V_qq (nQ,nQ), V_qqq (nQ,nQ,nQ)][:order+1], cached per state."""
+        """[V, V_q (nQ,), V_qq (nQ,nQ), V_qqq (nQ,nQ,nQ)][:order+1], cached per state.
+
+        Up to second order, every LinearSpring of the System is evaluated at once
+        (:func:`_all_springs`) and this spring reads its row."""
+        if order <= 2:
+            batch = batch_of(self._system, LinearSpring)
+            row = batch.row(self)
+            if row is not None:
+                V, Vq, Vqq, degenerate = batch.get(max(order, 1))[:4]
+                if order >= 1 and degenerate[row]:
+                    self._tape._length_derivs(order)     # raises the precise error
+                return [V[row], Vq[row], Vqq[row]][:order + 1]
         cache = self._cache.get()
         out = cache.get(order)
         if out is None:
@@ -115,6 +128,38 @@ class LinearSpring(Potential):
             out.append(k * (t + t.transpose(0, 2, 1) + t.transpose(2, 1, 0) + e * x[3]))
         return out
 
+    @staticmethod
+    def _stacked_compute(batch, order):
+        """Energies and derivatives of every LinearSpring of a System (``batch.members``),
+        from the stacked frame origins: ``(V (ns,), V_q (ns, nQ), V_qq (ns, nQ, nQ),
+        degenerate (ns,), sum of V_q, sum of V_qq, any degenerate)`` (see
+        :func:`ros_vi.mechanics.kernel.linear_springs`)."""
+        system = batch.system
+        springs = batch.members
+        vectors = frame_vectors(system)
+        if batch.slots is None:
+            end1 = np.array([vectors.slot(s.frame1) for s in springs], dtype=np.int64)
+            end2 = np.array([vectors.slot(s.frame2) for s in springs], dtype=np.int64)
+            moving = [np.union1d(vectors.chain(a), vectors.chain(b)).astype(np.int64)
+                      for a, b in zip(end1, end2)]
+            ptr = np.zeros(len(moving) + 1, dtype=np.int64)
+            ptr[1:] = np.cumsum([m.size for m in moving])
+            batch.slots = (end1, end2, ptr, np.concatenate(moving),
+                           np.array([s.k for s in springs]), np.array([s.x0 for s in springs]))
+        X, D1, D2 = vectors.get(order)
+        return kernel.linear_springs(X, D1, D2, *batch.slots, order, ZERO_LENGTH)
+
+    @staticmethod
+    def _stacked_sums(batch, part):
+        """Sum over every LinearSpring of the System of V_dq (nQ,) (``part`` 'first') or
+        V_dqdq (nQ, nQ) ('jacobian'); None if a spring is degenerate (each spring's own
+        methods then raise the precise error)."""
+        order = 1 if part == 'first' else 2
+        out = batch.get(order)
+        if out[6]:
+            return None
+        return out[4] if order == 1 else out[5]
+
     def _idx(self, q):
         return self._system.get_config(q).index
 
@@ -136,3 +181,4 @@ class LinearSpring(Potential):
 
     def V_dqdq_array(self):
         return self._derivs(2)[2].copy()
+
