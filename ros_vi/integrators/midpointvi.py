@@ -113,6 +113,30 @@ def _del_jacobian(Lqq, V_dqdq, Lvq, M, F_dq, F_ddq, dt, nd):
                        + 0.5 * dt * F_dq[i, j] + F_ddq[i, j])
     return J
 
+@njit(cache=True)
+def _check_general_root(q1, delta, linearised, correction, impulse, Lq, V_dq, va, anchor,
+                        energy, T_m, V_m, dt, residual, check):
+    """:func:`fast_step.check_root` from the general path's terms: ``delta`` (nQ,) the
+    root's increment, ``impulse`` (nd,) its momentum change dt (L_q - V_q + F) - Dh1^T
+    lambda1, ``Lq``, ``V_dq`` (nQ,) the Lagrangian's and the general potentials' partials
+    at the midpoint, ``va`` the anchor's velocity (None: this step's own).  Returns
+    ``(accepted, v)`` with v (nd,) the midpoint velocity of the dynamic configs."""
+    nd = linearised.shape[0]
+    v = delta[:nd] / dt
+    Lq_d = Lq[:nd] - V_dq[:nd]
+    # the impulse of the applied and constraint forces: the momentum change without the
+    # conservative part dt L_q
+    applied = impulse - dt * Lq_d
+    if va is None:
+        accepted = fast_step.check_root(q1, delta, linearised, correction, v, applied, 1.0,
+                                        Lq_d, v, anchor, energy, T_m, V_m, dt, residual,
+                                        check)
+    else:
+        accepted = fast_step.check_root(q1, delta, linearised, correction, v, applied, 1.0,
+                                        Lq_d, va, anchor, energy, T_m, V_m, dt, residual,
+                                        check)
+    return accepted, v
+
 
 class ConvergenceError(Exception):
     """The integrator's root solver did not converge (the state was left unchanged)."""
@@ -459,14 +483,11 @@ class MidpointVI:
         # the residual's terms' size: the root can only be found to rounding of these
         r, impulse, self._residual_scale = _del_residual(self._p1, Lq, Lv, e.V_dq, e.F, dt,
                                                          nd)
-        # midpoint terms of the acceptance test's energy balance
-        self._mid_T, self._mid_V = T, Vg
-        self._mid_Lq = (Lq - e.V_dq)[:nd]
-        self._mid_impulse = dt * e.F[:nd]
+        # the midpoint terms the acceptance test's energy balance reads
+        self._midpoint_terms = T, Vg, Lq, e.V_dq
         if nc:
             constraint_impulse = self._Dh1[:, :nd].T @ lam
             self._impulse = impulse - constraint_impulse
-            self._mid_impulse = self._mid_impulse - constraint_impulse
             return np.concatenate([r - constraint_impulse, h2])
         self._impulse = impulse
         return r
@@ -805,13 +826,13 @@ class MidpointVI:
         iterations = 0
         lam0 = lam
         try:
-            q2, p2, lam, iterations, linearised = self._solve_general(guess, lam,
-                                                                      max_iterations)
+            delta, p2, lam, iterations, linearised = self._solve_general(guess, lam,
+                                                                         max_iterations)
             if hint is not None:
                 # the acceptance rule refers to the integrator's own prediction
                 linearised = self._linearised_step(predicted - self._q1, lam0)
-                self._residual(q2 - self._q1, lam)
-            self._accept_general(q2, linearised, t1, t2, k2)
+                self._residual(delta, lam)
+            self._accept_general(delta, linearised, t1, t2)
         except _StepFailed as exc:
             exc.iterations = iterations
             raise
@@ -828,6 +849,7 @@ class MidpointVI:
             raise
         except Exception as exc:
             raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc
+        q2 = self._q1 + delta
         self._q2[:], self._p2[:], self._lambda1[:] = q2, p2, lam
         pairs = [(t, q) for t, q in self._history if t < t2][-4:] + [(t2, q2.copy())]
         if self._fast is not None:
@@ -855,28 +877,24 @@ class MidpointVI:
             A[nd:, :nd] = self._Dh2[:, :nd]
         return _solve_newton(A, r)
 
-    def _accept_general(self, q2, linearised, t1, t2, k2):
+    def _accept_general(self, delta, linearised, t1, t2):
         """The acceptance rule (:func:`fast_step.check_root`, as in the compiled path) for
-        a converged general-path root; raises _StepFailed when it is rejected.  Leaves the
-        energy anchor of the next step in ``self._next_anchor``."""
-        nd = self.nd
+        a converged general-path root at q2 = q1 + ``delta`` (nQ,); raises _StepFailed when
+        it is rejected.  Leaves the energy anchor of the next step in
+        ``self._next_anchor``."""
         dt = t2 - t1
-        delta = q2[:nd] - self._q1[:nd]
-        v = delta / dt
-        # the midpoint energy of the root (the System is at its midpoint: the last
-        # residual evaluation was there)
-        T_m = self._mid_T
-        V_m = self._mid_V + sum(p.V() for p in self._system.general_potentials)
-        kin_moving = self.nk and bool(np.any(q2[nd:] != self._q1[nd:]))
-        anchor, va = self._anchor if self._anchor is not None else (self._no_anchor, v)
+        T_m, V_m, Lq, V_dq = self._midpoint_terms
+        general = self._system.general_potentials
+        if general:
+            V_m += sum(p.V() for p in general)
+        kin_moving = self.nk > 0 and bool(delta[self.nd:].any())
+        anchor, va = self._anchor if self._anchor is not None else (self._no_anchor, None)
         energy = (not kin_moving and abs(anchor[fast_step._A_TIME] - t1)
                   <= 1e-12 * max(1.0, abs(t2)))
         rnorm = self._rnorm_last
-        check = self._check
-        accepted = fast_step.check_root(self._q1, delta, linearised[0], linearised[1], v,
-                                        self._mid_impulse, 1.0, self._mid_Lq, va, anchor,
-                                        energy, T_m, V_m, dt, max(self.tolerance, rnorm),
-                                        check)
+        accepted, v = _check_general_root(self._q1, delta, linearised[0], linearised[1],
+                                          self._impulse, Lq, V_dq, va, anchor, energy, T_m,
+                                          V_m, dt, max(self.tolerance, rnorm), self._check)
         if not accepted:
             raise _StepFailed('step to t=%g: root rejected (|DEL| = %.3g): %s'
                               % (t2, rnorm, _rejection(self.last_check)))
@@ -885,18 +903,18 @@ class MidpointVI:
 
     def _solve_general(self, q2, lam, max_iterations):
         """Newton's method with a backtracking line search on the merit 1/2 |r|^2, on
-        (q2_d - q1_d, lambda1) from the guess ``q2``; returns ``(q2, p2, lambda1,
-        iterations, linearised)`` with p2 = p1 + D1Ld + D2Ld + f- - Dh1^T lambda1 (equal to
-        D2Ld at the root, without the solver residual) and ``linearised`` = (the increment
-        q2 - q1 (dynamic part) of the first Newton iterate (the guess if there was none),
-        the max-norm of that first update)."""
+        (q2_d - q1_d, lambda1) from the guess ``q2``; returns ``(delta, p2, lambda1,
+        iterations, linearised)`` with the root's increment delta = q2 - q1 (nQ,), p2 = p1 +
+        D1Ld + D2Ld + f- - Dh1^T lambda1 (equal to D2Ld at the root, without the solver
+        residual) and ``linearised`` = (the increment q2 - q1 (dynamic part) of the first
+        Newton iterate (the guess if there was none), the max-norm of that first update)."""
         nd, nc = self.nd, self.nc
         self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
         tols = np.array([c.tolerance for c in self._system.constraints])
         delta = q2 - self._q1
         iterations = 0
         stalled = False
-        linearised = (delta[:nd].copy(), 0.0)
+        linearised = None
         merit_ref = np.inf
         r = self._residual(delta, lam)
         while True:
@@ -905,20 +923,21 @@ class MidpointVI:
                                        '(q2 = %s)' % (iterations, self._q1 + delta))
                 exc.iterations = iterations
                 raise exc
+            merit = 0.5 * float(r @ r)
             floor = fast_step.ROUNDING * self._residual_scale
-            rnorm = np.linalg.norm(r[:nd])
+            rnorm = np.sqrt(2.0 * merit) if not nc else np.linalg.norm(r[:nd])
             if ((rnorm <= max(self.tolerance, floor)
                  or (stalled and rnorm <= fast_step.STALL_ACCEPT * self._residual_scale))
                     and (np.abs(r[nd:]) <= tols).all()):
-                self._rnorm_last = float(np.linalg.norm(r))
-                return (self._q1 + delta, self._p1 + self._impulse, lam, iterations,
-                        linearised)
+                self._rnorm_last = np.sqrt(2.0 * merit)
+                if linearised is None:
+                    linearised = (delta[:nd].copy(), 0.0)
+                return delta, self._p1 + self._impulse, lam, iterations, linearised
             if iterations >= max_iterations:
                 exc = ConvergenceError('failed to converge after %d iterations '
                                        '(|DEL| = %.3g)' % (iterations, np.linalg.norm(r)))
                 exc.iterations = iterations
                 raise exc
-            merit = 0.5 * float(r @ r)
             if iterations % fast_step.STAGNATION == 0:
                 if (iterations and merit > fast_step.STAGNATION_FACTOR * merit_ref
                         and not rnorm <= fast_step.STALL_ACCEPT * self._residual_scale):
