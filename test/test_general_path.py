@@ -301,6 +301,25 @@ def test_a_spring_subclass_keeps_its_own_methods():
     assert_close(dynamics.applied_forces(s).V_dq, expected, rel=1e-12, abs_=1e-12)
 
 
+@pytest.mark.parametrize('mimics', [False, True])
+def test_general_potential_energy_sums_the_stacked_springs_and_the_others(mimics):
+    """dynamics.general_potential_energy (the integrator's acceptance test reads it): the
+    stacked springs' energies and a subclass's own V(), against each one's per-object
+    value, at two states (the batch memo must follow the state)."""
+    class Doubled(trep.potentials.LinearSpring):
+        def V(self):
+            return 2.0 * super().V()
+
+    s, springs = springs_system(mimics)
+    doubled = Doubled(s, 'c', 'side', k=2.0, x0=0.3)
+    rng = np.random.default_rng(7)
+    for _ in range(2):
+        random_state(s, rng)
+        expected = (sum(sp._compute(0)[0] for sp in springs)
+                    + 2.0 * doubled._compute(0)[0])
+        assert dynamics.general_potential_energy(s) == pytest.approx(expected, rel=1e-13)
+
+
 def test_a_degenerate_spring_fails_the_sum_with_its_own_error():
     s = trep.System()
     s.import_frames([tx('x', mass=1, name='block'), ty('y', mass=1, name='other')])
@@ -309,6 +328,8 @@ def test_a_degenerate_spring_fails_the_sum_with_its_own_error():
     s.q = 0.0
     with pytest.raises(ValueError, match='zero length'):
         dynamics.applied_forces(s)
+    # its energy exists there: 1/2 5 0.5^2 (the other spring has zero length and x0 = 0)
+    assert dynamics.general_potential_energy(s) == pytest.approx(0.625, rel=1e-15)
     s.q = [0.1, 0.2]
     assert np.isfinite(dynamics.applied_forces(s).V_dq).all()
 

@@ -558,7 +558,7 @@ class MidpointVI:
                 guess[:self.nd] += dt * v1
                 T1 = 0.5 * float(self._p2 @ v1)
                 V1 = float(dynamics.first_order_terms(self._model, self._data).Vg
-                           + sum(p.V() for p in s.general_potentials))
+                           + dynamics.general_potential_energy(s))
                 self._anchor = (fast_step.new_anchor(T1 + V1, T1, V1, 0.0, self._t2, True),
                                 v1)
                 self._predicted_by_momentum = True
@@ -884,9 +884,8 @@ class MidpointVI:
         ``self._next_anchor``."""
         dt = t2 - t1
         T_m, V_m, Lq, V_dq = self._midpoint_terms
-        general = self._system.general_potentials
-        if general:
-            V_m += sum(p.V() for p in general)
+        if self._system.general_potentials:
+            V_m += dynamics.general_potential_energy(self._system)
         kin_moving = self.nk > 0 and bool(delta[self.nd:].any())
         anchor, va = self._anchor if self._anchor is not None else (self._no_anchor, None)
         energy = (not kin_moving and abs(anchor[fast_step._A_TIME] - t1)

@@ -151,6 +151,22 @@ def _term_groups(system):
     return have[1], have[2]
 
 
+def general_potential_energy(system):
+    """Potential energy V [J] of the non-kernel potentials (``system.general_potentials``)
+    at the System's current state: the members of a built-in class summed in one batch
+    evaluation (shared with :func:`applied_forces` at the same state), the others by
+    their own ``V()``."""
+    potentials, _ = _term_groups(system)
+    V = 0.0
+    for entry in potentials:
+        if isinstance(entry, ComponentBatch):
+            out = entry.sums('energy')
+            V += out if out is not None else sum(p.V() for p in entry.members)
+        else:
+            V += entry.V()
+    return float(V)
+
+
 def applied_forces(system):
     """:class:`AppliedForces` at the System's current state (cached in ``system.data``):
     the sums of the non-kernel potentials' dV/dq and of the forces, without any of their

@@ -181,7 +181,8 @@ class ComponentBatch:
 
     The class provides ``_stacked_compute(batch, order)`` (every member's arrays at the
     current state, to at least ``order``) and ``_stacked_sums(batch, part)`` (their sum
-    for ``part`` 'first' or 'jacobian', or None to fall back to per-object evaluation).
+    for ``part`` 'energy', 'first' or 'jacobian', or None to fall back to per-object
+    evaluation).
     ``members`` (the System's components of exactly that class, in System order:
     potentials, forces, then constraints; brought up to date by ``get`` and ``row``) and
     ``row(component)`` hold for one structure; ``get(order)`` is computed once per state
@@ -244,5 +245,6 @@ class ComponentBatch:
         return have[1]
 
     def sums(self, part):
-        """The members' summed arrays for ``part`` ('first' or 'jacobian'), or None."""
+        """The members' summed values for ``part`` ('energy', 'first' or 'jacobian'), or
+        None."""
         return self._cls._stacked_sums(self, part)

@@ -262,10 +262,13 @@ def _stacked_twists(batch, order):
 
 def _stacked_wrench_sums(batch, part):
     """Sum over every wrench of one class in a System: F (nQ,) for ``part`` 'first',
-    (F_dq (nQ, nQ), None) for 'jacobian' (wrenches do not depend on dq)."""
+    (F_dq (nQ, nQ), None) for 'jacobian' (wrenches do not depend on dq); None for
+    'energy' (a force has none)."""
     if part == 'first':
         return batch.get(0)[2]
-    return batch.get(1)[3], None
+    if part == 'jacobian':
+        return batch.get(1)[3], None
+    return None
 
 
 class BodyWrench(_Wrench):

@@ -151,9 +151,11 @@ class LinearSpring(Potential):
 
     @staticmethod
     def _stacked_sums(batch, part):
-        """Sum over every LinearSpring of the System of V_dq (nQ,) (``part`` 'first') or
-        V_dqdq (nQ, nQ) ('jacobian'); None if a spring is degenerate (each spring's own
-        methods then raise the precise error)."""
+        """Sum over every LinearSpring of the System of V [J] (``part`` 'energy'), V_dq
+        (nQ,) ('first') or V_dqdq (nQ, nQ) ('jacobian'); None for the derivatives if a
+        spring is degenerate (each spring's own methods then raise the precise error)."""
+        if part == 'energy':
+            return float(batch.get(0)[0].sum())
         order = 1 if part == 'first' else 2
         out = batch.get(order)
         if out[6]:
