@@ -322,6 +322,8 @@ def test_a_subdivided_step_is_one_step_with_composite_first_derivatives(fast):
                      - np.concatenate([minus.q2, minus.p2])) / (2 * eps))
     fd = np.array(cols).T
     np.testing.assert_allclose(exact, fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
+    # the System stays at the step's average midpoint
+    np.testing.assert_allclose(mvi.system.q, 0.5 * (mvi.q1 + mvi.q2), rtol=0, atol=1e-15)
     with pytest.raises(NotImplementedError, match='substeps'):
         mvi.q2_dq1dq1()
     # the next step is an ordinary one again
@@ -458,6 +460,8 @@ def test_a_subdivided_constrained_step_is_one_step_on_both_paths():
         got = np.hstack([exact[w + '_dq1'], exact[w + '_dp1']])
         np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max(),
                                    err_msg=w)
+    # the System stays at the step's average midpoint
+    np.testing.assert_allclose(mvi.system.q, 0.5 * (mvi.q1 + mvi.q2), rtol=0, atol=1e-15)
     with pytest.raises(NotImplementedError, match='substeps'):
         mvi.q2_dq1dq1()
     mvi.step(dt + 0.01)

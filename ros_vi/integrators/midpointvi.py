@@ -1051,6 +1051,7 @@ class MidpointVI:
                 Ak = Ak_end
         finally:
             self._restore(saved)
+            self.set_midpoint()     # the substeps' evaluations moved the System
         cuts = np.cumsum([nq, nd, nu])
         out = {}
         for name, Z in (('q2', Aq), ('p2', Ap), ('l1', Al)):
