@@ -283,7 +283,7 @@ def _subdivided_case():
 
 
 @pytest.mark.parametrize('fast', [True, False])
-def test_a_subdivided_step_is_one_step_with_composite_first_derivatives(fast):
+def test_a_subdivided_step_is_one_step_with_composite_derivatives(fast):
     q0, p0 = _subdivided_case()
     dt = 0.01
 
@@ -324,8 +324,28 @@ def test_a_subdivided_step_is_one_step_with_composite_first_derivatives(fast):
     np.testing.assert_allclose(exact, fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
     # the System stays at the step's average midpoint
     np.testing.assert_allclose(mvi.system.q, 0.5 * (mvi.q1 + mvi.q2), rtol=0, atol=1e-15)
-    with pytest.raises(NotImplementedError, match='substeps'):
-        mvi.q2_dq1dq1()
+    # second derivatives of the composite map, against central differences of the first
+    def firsts(m):
+        return np.stack([np.hstack([m.q2_dq1(), m.q2_dp1()]),
+                         np.hstack([m.p2_dq1(), m.p2_dp1()])])      # (2, 5, 10)
+    def hessian(qq, qp, pp):
+        """[x_i, x_j, out] over x = (q1, p1) from the three blocks."""
+        top = np.concatenate([qq, qp], axis=1)
+        bottom = np.concatenate([qp.transpose(1, 0, 2), pp], axis=1)
+        return np.concatenate([top, bottom], axis=0)
+    second = {'q2': hessian(mvi.q2_dq1dq1(), mvi.q2_dq1dp1(), mvi.q2_dp1dp1()),
+              'p2': hessian(mvi.p2_dq1dq1(), mvi.p2_dq1dp1(), mvi.p2_dp1dp1())}
+    eps = 1e-5
+    for i in range(10):
+        e = np.zeros(10)
+        e[i] = eps
+        plus, minus = step(*np.split(x0 + e, 2)), step(*np.split(x0 - e, 2))
+        assert plus.last_substeps == minus.last_substeps == n
+        fd = (firsts(plus) - firsts(minus)) / (2 * eps)               # d/dx_i of (out, x_j)
+        for k, name in enumerate(('q2', 'p2')):
+            exact_i = second[name][i].T                               # (out, x_j)
+            np.testing.assert_allclose(exact_i, fd[k], rtol=1e-4,
+                                       atol=1e-5 * np.abs(fd[k]).max())
     # the next step is an ordinary one again
     mvi.step(2 * dt)
     assert mvi.last_substeps == 1
@@ -462,8 +482,27 @@ def test_a_subdivided_constrained_step_is_one_step_on_both_paths():
                                    err_msg=w)
     # the System stays at the step's average midpoint
     np.testing.assert_allclose(mvi.system.q, 0.5 * (mvi.q1 + mvi.q2), rtol=0, atol=1e-15)
-    with pytest.raises(NotImplementedError, match='substeps'):
-        mvi.q2_dq1dq1()
+    # second derivatives of the composite map (lambda1's too): central differences of the
+    # first derivatives
+    def firsts(m):
+        return [np.hstack([getattr(m, w + '_dq1')(), getattr(m, w + '_dp1')()])
+                for w in ('q2', 'p2', 'lambda1')]
+    blocks = {w: [getattr(mvi, w + '_d' + a + 'd' + b)() for a, b in
+                  (('q1', 'q1'), ('q1', 'p1'), ('p1', 'p1'))] for w in ('q2', 'p2', 'lambda1')}
+    hessians = {}
+    for w, (qq, qp, pp) in blocks.items():
+        top = np.concatenate([qq, qp], axis=1)
+        bottom = np.concatenate([qp.transpose(1, 0, 2), pp], axis=1)
+        hessians[w] = np.concatenate([top, bottom], axis=0)          # [x_i, x_j, out]
+    eps = 1e-5
+    for i in range(6):
+        e = np.zeros(6)
+        e[i] = eps
+        plus, minus = step(*np.split(x0 + e, 2)), step(*np.split(x0 - e, 2))
+        for k, w in enumerate(('q2', 'p2', 'lambda1')):
+            fd = (firsts(plus)[k] - firsts(minus)[k]) / (2 * eps)
+            np.testing.assert_allclose(hessians[w][i].T, fd, rtol=1e-4,
+                                       atol=1e-5 * np.abs(fd).max(), err_msg=w)
     mvi.step(dt + 0.01)
     assert mvi.last_substeps == 1
 

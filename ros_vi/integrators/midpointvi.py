@@ -46,7 +46,7 @@ docs/integrator.md):
   q2, p2, t2 the state at its end, lambda1 the substeps' time-averaged multipliers, the
   first derivatives (q2_dq1, ...) those of the composite map (chain rule over the
   substeps), and the System holds the step's average midpoint ((q1 + q2)/2,
-  (q2 - q1)/dt); the second derivatives raise (they exist for single steps only), and
+  (q2 - q1)/dt); the second derivatives likewise are those of the composite map, and
   ``calc_f`` is not zero (the single-step DEL does not hold between q1 and q2).
   ``last_substeps`` says how many substeps the last step took, ``last_check`` the numbers
   of the last acceptance test.
@@ -1014,10 +1014,26 @@ class MidpointVI:
         return self._calc_deriv1_general()
 
     def _composite_deriv1(self):
-        """First derivatives of a subdivided step's composite map (t1, q1, p1) ->
-        (t2, q2, p2) w.r.t. x = (q1, p1, u1, k2): the chain rule over the substeps (u1
-        held, kinematic configs k_j = k1 + (j/n)(k2 - k1)); lambda1 is the substeps'
-        time average, so its derivative is that of the average."""
+        """First derivatives of a subdivided step's composite map (see
+        :meth:`_composite_derivatives`)."""
+        return self._composite_derivatives(second=False)[0]
+
+    def _composite_derivatives(self, second):
+        """Derivatives of a subdivided step's composite map (t1, q1, p1) -> (t2, q2, p2)
+        w.r.t. x = (q1, p1, u1, k2): the chain rule over the substeps (u1 held, kinematic
+        configs k_j = k1 + (j/n)(k2 - k1)); lambda1 is the substeps' time average, so its
+        derivatives are those of the average.
+
+        Substep j maps its inputs s_j(x) (nX,) to y_j = f_j(s_j); with S = ds_j/dx and
+        H = d2 s_j/dx2 (the previous substep's second derivatives in the q and p rows;
+        u1 and the k rows are linear in x)::
+
+            dy/dx = Df S,     d2y/dx2 [a, b] = D2f [S a, S b] + Df H[a, b]
+
+        Returns ``(first, second)``: the first-derivative dict (cached as the step's),
+        and with ``second`` the arrays ``(Zq, Zp, Zl)`` indexed [input1, input2, output]
+        as :meth:`_calc_deriv2` returns them (else None).
+        """
         parts, u1, k_start, k2 = self._composite
         nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
         nX = nq + nd + nu + nk
@@ -1032,6 +1048,9 @@ class MidpointVI:
         Eu = np.zeros((nu, nX))
         Eu[:, nq + nd:nq + nd + nu] = np.eye(nu)
         Al = np.zeros((nc, nX))
+        Hq = np.zeros((nX, nX, nd))             # d2 q_dyn / dx2 after each substep
+        Hp = np.zeros((nX, nX, nd))
+        Hl = np.zeros((nX, nX, nc))
         saved = self._save()
         try:
             for j, (ta, tb, q_a, p_a, q_b, p_b, lam) in enumerate(parts, 1):
@@ -1041,13 +1060,24 @@ class MidpointVI:
                 self._t1, self._t2 = ta, tb
                 self._q1[:], self._p1[:], self._q2[:], self._p2[:] = q_a, p_a, q_b, p_b
                 self._u1[:], self._lambda1[:] = u1, lam
-                self._deriv1 = self._composite = None
+                self._deriv1 = self._composite = self._deriv2 = None
                 d = self._calc_deriv1()
-                dx = np.vstack([Aq, Ak, Ap, Eu, Ak_end])
-                Aq, Ap = ([np.hstack([d[w + '_dq1'], d[w + '_dp1'], d[w + '_du1'],
-                                      d[w + '_dk2']]) @ dx for w in ('q2', 'p2')])
-                Al += ((tb - ta) / dt) * (np.hstack([d['l1_dq1'], d['l1_dp1'], d['l1_du1'],
-                                                     d['l1_dk2']]) @ dx)
+                S = np.vstack([Aq, Ak, Ap, Eu, Ak_end])
+                D = {w: np.hstack([d[w + '_dq1'], d[w + '_dp1'], d[w + '_du1'],
+                                   d[w + '_dk2']]) for w in ('q2', 'p2', 'l1')}
+                if second:
+                    Zq, Zp, Zl = self._calc_deriv2()
+                    H = np.zeros((nX, nX, nX))
+                    H[:, :, :nd] = Hq
+                    H[:, :, nq:nq + nd] = Hp
+
+                    def chain(Z, Df):
+                        return (np.einsum('ia,kb,iko->abo', S, S, Z, optimize=True)
+                                + H @ Df.T)
+                    Hq, Hp = chain(Zq, D['q2']), chain(Zp, D['p2'])
+                    Hl += ((tb - ta) / dt) * chain(Zl, D['l1'])
+                Aq, Ap = D['q2'] @ S, D['p2'] @ S
+                Al += ((tb - ta) / dt) * (D['l1'] @ S)
                 Ak = Ak_end
         finally:
             self._restore(saved)
@@ -1059,7 +1089,11 @@ class MidpointVI:
             out.update({name + '_dq1': q1, name + '_dp1': p1, name + '_du1': u1_,
                         name + '_dk2': k2_})
         self._deriv1 = out
-        return out
+        if not second:
+            return out, None
+        seconds = (Hq, Hp, Hl)
+        self._deriv2 = (out, seconds)
+        return out, seconds
 
     def _calc_deriv1_general(self):
         """First derivatives by NumPy (any system); also keeps the DEL Jacobian for the
@@ -1109,13 +1143,10 @@ class MidpointVI:
         ``Zq (nX, nX, nd)``, ``Zp (nX, nX, nd)``, ``Zl (nX, nX, nc)`` indexed
         [input1, input2, output] (trep's order for second derivatives).
         """
-        if self._composite is not None:
-            raise NotImplementedError(
-                'second derivatives exist for single steps only: the step to t=%g was taken '
-                'as %d substeps (its root solve failed or was rejected as one step); use '
-                'shorter steps' % (self._t2, self.last_substeps))
         if getattr(self, '_deriv2', None) is not None and self._deriv2[0] is self._deriv1:
             return self._deriv2[1]
+        if self._composite is not None:
+            return self._composite_derivatives(second=True)[1]
         d = self._calc_deriv1()
         if '_A' not in d:
             d = self._calc_deriv1_general()
