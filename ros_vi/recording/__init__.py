@@ -1,0 +1,242 @@
+"""Recordings of a simulation as a ROS user sees it: joint states over time.
+
+A :class:`Recording` holds what the simulator publishes on ``joint_states`` at every sample
+(positions, velocities and efforts of every moving joint, mimic joints included), the total
+energy, the URDF (``robot_description``) and a few facts about the run (``metadata``).  It is
+what ``ros-vi simulate --out`` writes and what ``ros-vi plot`` / ``ros-vi animate`` read.
+
+The file type follows the name:
+
+* ``*.npz`` -- a NumPy archive (``numpy.load(path, allow_pickle=False)``);
+* ``*.csv`` -- one row per sample: ``t``, ``<joint>.position``, ``<joint>.velocity``,
+  ``<joint>.effort`` for each joint, ``energy``; the metadata as ``# key: value`` lines at the
+  top (no URDF: give the model again when animating a CSV);
+* ``*.mcap`` -- a ROS 2 bag (CDR): ``/joint_states``, ``/tf``, ``/tf_static``, ``/clock``,
+  ``/robot_description`` (:mod:`ros_vi.recording.mcap`).
+
+Writers are streaming (:func:`open_writer`): samples are appended as the simulation runs and
+:meth:`RecordingWriter.close` leaves a complete, readable file whatever happened before
+(a run that fails keeps what it recorded).  npz and csv files are written atomically (a
+temporary file renamed into place).
+"""
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ['Recording', 'RecordingWriter', 'open_writer', 'load_recording', 'save_recording',
+           'FORMATS', 'state_sample']
+
+FORMATS = ('.npz', '.csv', '.mcap')
+_NPZ_FORMAT = 'ros_vi-recording-1'
+
+
+@dataclass
+class Recording:
+    """N samples of joint states.
+
+    t (N,) [s]; joint_names (nj,) in ``joint_states`` order (configs, then mimic joints);
+    position, velocity (N, nj) [rad, m; rad/s, m/s]; effort (N, nj) [N m or N] applied over
+    the tick that ended at ``t[k]`` (0 at the first sample); energy (N,) total energy T + V
+    [J] (nan where unknown); robot_description: the URDF XML ('' when not known);
+    metadata: ``{str: str | float | int}`` (model, dt, gravity, controller, status, ...).
+    """
+    t: np.ndarray
+    joint_names: list
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+    energy: np.ndarray
+    robot_description: str = ''
+    metadata: dict = field(default_factory=dict)
+
+    def __len__(self):
+        return len(self.t)
+
+    def column(self, joint):
+        """Index of ``joint`` in :attr:`joint_names` (ValueError listing the names)."""
+        try:
+            return self.joint_names.index(joint)
+        except ValueError:
+            raise ValueError('no joint %r in the recording; it has %s'
+                             % (joint, ', '.join(self.joint_names))) from None
+
+
+def state_sample(state):
+    """(t, names, position, velocity, effort, energy) of a :class:`ros_vi.simulation.SimState`
+    in ``joint_states`` order: the configs, then the mimic joints (effort 0)."""
+    names = list(state.joint_names) + list(state.mimic_names)
+    m = len(state.mimic_names)
+    return (float(state.t), names,
+            np.concatenate([state.positions, state.mimic_positions]),
+            np.concatenate([state.velocities, state.mimic_velocities]),
+            np.concatenate([state.efforts, np.zeros(m)]),
+            float(state.energy))
+
+
+class RecordingWriter:
+    """Appends samples; :meth:`close` writes (or finishes) the file.  Use as a context
+    manager or call :meth:`close` in a ``finally``.
+
+    ``append(state, transforms=None, static_transforms=None)``: ``state`` a SimState;
+    ``transforms`` the moving joints' ``[(parent, child, (4, 4))]`` at that state
+    (:meth:`ros_vi.simulation.Simulation.link_transforms`; used by MCAP's ``/tf``).
+    """
+
+    def __init__(self, path, robot_description='', metadata=None):
+        self.path = os.fspath(path)
+        self.robot_description = robot_description or ''
+        self.metadata = dict(metadata or {})
+        self.count = 0
+        self._t, self._pos, self._vel, self._eff, self._energy = [], [], [], [], []
+        self._names = None
+        self.closed = False
+
+    def append(self, state, transforms=None, static_transforms=None):
+        t, names, pos, vel, eff, energy = state_sample(state)
+        if self._names is None:
+            self._names = names
+        elif names != self._names:
+            raise ValueError('joint names changed during the recording: %s, then %s'
+                             % (self._names, names))
+        self._t.append(t)
+        self._pos.append(pos)
+        self._vel.append(vel)
+        self._eff.append(eff)
+        self._energy.append(energy)
+        self.count += 1
+
+    def recording(self):
+        """The samples appended so far as a :class:`Recording`."""
+        nj = len(self._names or [])
+        stack = (lambda rows: np.array(rows, dtype=float).reshape(len(rows), nj))
+        return Recording(np.array(self._t, dtype=float), list(self._names or []),
+                         stack(self._pos), stack(self._vel), stack(self._eff),
+                         np.array(self._energy, dtype=float), self.robot_description,
+                         dict(self.metadata))
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            save_recording(self.recording(), self.path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def _suffix(path, what):
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext not in FORMATS:
+        raise ValueError('%s %r: unknown file type %r (use %s)'
+                         % (what, os.fspath(path), ext, ', '.join(FORMATS)))
+    return ext
+
+
+def open_writer(path, robot_description='', metadata=None):
+    """A :class:`RecordingWriter` for ``path`` (type from the suffix: .npz, .csv, .mcap)."""
+    if _suffix(path, 'recording') == '.mcap':
+        from .mcap import McapWriter
+        return McapWriter(path, robot_description, metadata)
+    return RecordingWriter(path, robot_description, metadata)
+
+
+def _atomic_write(path, write):
+    """``write(fh)`` into a temporary file beside ``path``, then rename it into place."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', dir=folder)
+    try:
+        with os.fdopen(fd, 'wb') as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_recording(rec, path):
+    """Write ``rec`` to ``path`` (.npz, .csv or .mcap, from the suffix)."""
+    ext = _suffix(path, 'recording')
+    if ext == '.mcap':
+        from .mcap import write_recording
+        write_recording(rec, path)
+    elif ext == '.npz':
+        def write(fh):
+            np.savez(fh, format=_NPZ_FORMAT, t=rec.t, joint_names=np.array(rec.joint_names, dtype=str),
+                     position=rec.position, velocity=rec.velocity, effort=rec.effort,
+                     energy=rec.energy, robot_description=np.array(rec.robot_description),
+                     metadata=np.array(json.dumps(rec.metadata)))
+        _atomic_write(path, write)
+    else:
+        _atomic_write(path, lambda fh: fh.write(_csv_text(rec).encode()))
+
+
+def _csv_text(rec):
+    out = io.StringIO()
+    for key, value in rec.metadata.items():
+        out.write('# %s: %s\n' % (key, json.dumps(value)))
+    header = ['t'] + ['%s.%s' % (n, kind) for kind in ('position', 'velocity', 'effort')
+                      for n in rec.joint_names] + ['energy']
+    out.write(','.join(header) + '\n')
+    table = np.column_stack([rec.t, rec.position, rec.velocity, rec.effort, rec.energy]) \
+        if len(rec.t) else np.zeros((0, len(header)))
+    for row in table:
+        out.write(','.join(repr(float(x)) for x in row) + '\n')
+    return out.getvalue()
+
+
+def load_recording(path):
+    """Read a recording written by :func:`save_recording` / :func:`open_writer` (or any ROS 2
+    MCAP with ``/joint_states``).  Raises ValueError naming the file when it cannot."""
+    path = os.fspath(path)
+    ext = _suffix(path, 'recording')
+    if not os.path.isfile(path):
+        raise ValueError('recording %r: no such file' % path)
+    if ext == '.mcap':
+        from .mcap import read_recording
+        return read_recording(path)
+    try:
+        if ext == '.npz':
+            return _load_npz(path)
+        return _load_csv(path)
+    except (OSError, KeyError, ValueError, json.JSONDecodeError) as err:
+        raise ValueError('recording %r: cannot read it as %s: %s' % (path, ext, err)) from None
+
+
+def _load_npz(path):
+    with np.load(path, allow_pickle=False) as z:
+        if 'format' not in z or str(z['format']) != _NPZ_FORMAT:
+            raise ValueError('not a ros_vi recording (no format %r)' % _NPZ_FORMAT)
+        return Recording(z['t'], [str(n) for n in z['joint_names']], z['position'],
+                         z['velocity'], z['effort'], z['energy'],
+                         str(z['robot_description']), json.loads(str(z['metadata'])))
+
+
+def _load_csv(path):
+    metadata, header, rows = {}, None, []
+    with open(path, encoding='utf-8') as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith('#'):
+                key, _, value = line[1:].partition(':')
+                metadata[key.strip()] = json.loads(value)
+            elif header is None:
+                header = line.split(',')
+            else:
+                rows.append([float(x) for x in line.split(',')])
+    if header is None or header[0] != 't' or header[-1] != 'energy' or (len(header) - 2) % 3:
+        raise ValueError('expected a header t, <joint>.position..., energy')
+    nj = (len(header) - 2) // 3
+    names = [h[:-len('.position')] for h in header[1:1 + nj]]
+    table = np.array(rows, dtype=float).reshape(len(rows), len(header))
+    return Recording(table[:, 0], names, table[:, 1:1 + nj], table[:, 1 + nj:1 + 2 * nj],
+                     table[:, 1 + 2 * nj:1 + 3 * nj], table[:, -1], '', metadata)
