@@ -17,6 +17,9 @@ One job per module:
 * :mod:`.robot` -- :class:`URDFRobot`, the description of an imported robot;
 * :mod:`.tolerance` -- the tolerance policy: :class:`Quirk` records and :class:`URDFWarning`;
 * :mod:`.xacro` -- :func:`xacro_to_urdf`;
+* :mod:`.shapes` -- :func:`link_geometry`: the ``<visual>``/``<collision>`` shapes of the
+  links (:class:`Shape`: primitives and meshes, colours, triangles), for drawing and
+  geometric queries;
 * :mod:`.importer` -- the entry points above;
 * :mod:`.geometry`, :mod:`.errors` -- URDF rpy/origin/axis helpers and the exceptions.
 """
@@ -26,10 +29,11 @@ from .geometry import axis_alignment, origin_matrix, rpy_matrix
 from .importer import import_urdf, import_urdf_file, load_urdf_text
 from .parse import SUPPORTED_JOINTS, JointInfo
 from .robot import URDFRobot
+from .shapes import Shape, link_geometry
 from .tolerance import Quirk, URDFWarning
 from .xacro import xacro_to_urdf
 
 __all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text', 'xacro_to_urdf',
            'URDFError', 'URDFParseError', 'URDFSecurityError', 'URDFRobot', 'JointInfo',
-           'Quirk', 'URDFWarning',
+           'Quirk', 'URDFWarning', 'Shape', 'link_geometry',
            'rpy_matrix', 'origin_matrix', 'axis_alignment', 'SUPPORTED_JOINTS', 'HELPER_SEP']

@@ -123,6 +123,23 @@ def _path_copy(path):
     return new
 
 
+GEOMETRY_TAGS = ('box', 'cylinder', 'sphere', 'mesh')
+
+
+def _unknown_geometry(root):
+    """Where a ``<geometry>`` holds a shape URDF does not define, as a phrase (or None)."""
+    for geometry in root.iter('geometry'):
+        for shape in geometry:
+            if isinstance(shape.tag, str) and shape.tag not in GEOMETRY_TAGS:
+                element = geometry.getparent()
+                link = element.getparent() if element is not None else None
+                return ('link %r <%s> (line %s): unknown geometry <%s> (URDF defines %s)'
+                        % (link.get('name') if link is not None else None,
+                           element.tag if element is not None else '?', shape.sourceline,
+                           shape.tag, ', '.join(GEOMETRY_TAGS)))
+    return None
+
+
 def _to_urdf_model(root, where, tol):
     """urdf_parser_py's model from a parsed element (its warnings go to our logger)."""
     try:
@@ -148,6 +165,13 @@ def _to_urdf_model(root, where, tol):
             IndexError) as err:
         raise URDFParseError('%s: cannot read the URDF: %s: %s'
                              % (where, type(err).__name__, err)) from None
+    except Exception as err:
+        if type(err) is not Exception:
+            raise
+        # urdf_parser_py reports some malformed content (an unknown <geometry> shape) with
+        # a bare Exception that names no element
+        raise URDFParseError('%s: %s' % (where, _unknown_geometry(root) or
+                                         'cannot read the URDF: %s' % err)) from None
     finally:
         xmlr_core.on_error = saved
     for msg in messages:
