@@ -26,13 +26,12 @@ def plot_recording(rec, path, title=None, joints=None):
     """Write a figure of ``rec`` (a :class:`ros_vi.recording.Recording`) to ``path``:
     positions [rad or m], velocities [rad/s or m/s], efforts [N m or N] of ``joints``
     (default all) and the total energy [J] against time [s]."""
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure      # no pyplot: no global figure state, no GUI
     columns = [rec.column(j) for j in joints] if joints else range(len(rec.joint_names))
     has_energy = bool(np.isfinite(rec.energy).any())
     rows = 4 if has_energy else 3
-    fig, axes = plt.subplots(rows, 1, figsize=(8, 2.2 * rows + 0.6), sharex=True)
+    fig = Figure(figsize=(8, 2.2 * rows + 0.6))
+    axes = fig.subplots(rows, 1, sharex=True)
     for i in columns:
         name = rec.joint_names[i]
         axes[0].plot(rec.t, rec.position[:, i], label=name)
@@ -52,7 +51,6 @@ def plot_recording(rec, path, title=None, joints=None):
     axes[0].set_title(title or _title(rec))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def _title(rec):
