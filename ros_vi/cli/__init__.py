@@ -17,7 +17,7 @@ import sys
 __all__ = ['main', 'COMMANDS', 'CommandError']
 
 # the subcommands, in the order ``ros-vi --help`` lists them
-COMMANDS = ('info',)
+COMMANDS = ('info', 'simulate', 'plot', 'bench')
 
 
 class CommandError(Exception):
@@ -36,7 +36,7 @@ def build_parser():
         module = importlib.import_module('.' + name, __name__)
         p = sub.add_parser(name, help=module.HELP, description=module.__doc__)
         module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+        p.set_defaults(command_function=module.run)
     return parser
 
 
@@ -50,7 +50,7 @@ def main(argv=None):
         pass
     args = parser.parse_args(argv)
     try:
-        return int(args._run(args) or 0)
+        return int(args.command_function(args) or 0)
     except CommandError as err:
         print('ros-vi %s: error: %s' % (args.command, err), file=sys.stderr)
         return 2
