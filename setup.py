@@ -25,7 +25,9 @@ setup(
         share('urdf', '*.urdf'),
         share('rviz', '*.rviz'),
     ],
-    install_requires=['setuptools', 'numpy', 'scipy', 'numba'],
+    # pillow, trimesh, imageio-ffmpeg: ros-vi animate (ros_vi.visual, ros_vi.urdf.shapes)
+    install_requires=['setuptools', 'numpy', 'scipy', 'numba', 'pillow', 'trimesh',
+                      'imageio-ffmpeg'],
     zip_safe=True,
     maintainer='ros_vi maintainers',
     maintainer_email='ros_vi@example.com',

@@ -1,0 +1,300 @@
+"""A recording played back as a picture: GIF (Pillow) or MP4 (imageio-ffmpeg), or one still
+frame (PNG).
+
+The robot is rebuilt from the recording's URDF (or one given), each frame's joint positions
+are interpolated linearly from the recorded samples at the frame's time, the link poses are
+the robot's forward kinematics at those positions (mimic joints follow their leaders), and
+:mod:`.render` draws them from a camera fitted once to the whole motion.
+"""
+import math
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from .render import RobotScene, draw, fit_view
+
+__all__ = ['animate', 'render_frame', 'Animation', 'load_robot', 'joint_columns',
+           'config_positions', 'frame_times', 'link_pose_track', 'OUTPUT_TYPES']
+
+OUTPUT_TYPES = ('.gif', '.mp4')
+
+
+@dataclass
+class Animation:
+    """What :func:`animate` wrote: ``path``, ``frames`` (count), ``duration`` [s] of
+    playback, ``fps``, ``view`` (the :class:`~.render.View` used), ``start``/``end`` [s]:
+    the recording time shown."""
+    path: str
+    frames: int
+    duration: float
+    fps: float
+    view: object
+    start: float
+    end: float
+
+
+def load_robot(urdf_text, base_dir=None):
+    """``(system, scene)`` of a URDF: the imported System (for the kinematics; importer
+    quirks are not repeated here, ``ros-vi info`` reports them) and its :class:`RobotScene`
+    of visual shapes (missing meshes warn, see :func:`ros_vi.urdf.link_geometry`)."""
+    from ..urdf import import_urdf, link_geometry
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        system = import_urdf(urdf_text)
+    shapes = link_geometry(urdf_text, 'visual', base_dir=base_dir)
+    return system, RobotScene(system.urdf, shapes)
+
+
+def joint_columns(system, joint_names):
+    """Column of each of the system's configs in a recording's ``joint_names``; ValueError
+    naming the configs the recording lacks and the joints the model does not have (mimic
+    joints in the recording are accepted: they follow their leaders)."""
+    configs = [c.name for c in system.configs]
+    mimic = set(system.urdf.mimic_joint_names) if getattr(system, 'urdf', None) else set()
+    names = list(joint_names)
+    missing = [c for c in configs if c not in names]
+    unknown = [n for n in names if n not in configs and n not in mimic]
+    if missing or unknown:
+        parts = []
+        if missing:
+            parts.append('the model\'s joints %s are not in the recording'
+                         % ', '.join(map(repr, missing)))
+        if unknown:
+            parts.append('the recording\'s joints %s are not in the model'
+                         % ', '.join(map(repr, unknown)))
+        raise ValueError('recording and model do not match: %s (model joints: %s)'
+                         % ('; '.join(parts), ', '.join(configs) or 'none'))
+    return [names.index(c) for c in configs]
+
+
+def frame_times(t, fps=25.0, speed=1.0, start=None, end=None):
+    """Recording times [s] of the frames: ``start + k * speed / fps`` for
+    k = 0 .. floor((end - start) * fps / speed) - 1 (one frame at least); ``start``/``end``
+    default to the recording's first and last time.  ValueError naming the bad value."""
+    t = np.asarray(t, float)
+    if not len(t):
+        raise ValueError('the recording has no samples')
+    if not (math.isfinite(fps) and fps > 0):
+        raise ValueError('fps must be > 0, got %r' % (fps,))
+    if not (math.isfinite(speed) and speed > 0):
+        raise ValueError('speed must be > 0, got %r' % (speed,))
+    first, last = float(t[0]), float(t[-1])
+    t0 = first if start is None else float(start)
+    t1 = last if end is None else float(end)
+    for name, value in (('start', t0), ('end', t1)):
+        if not (first - 1e-9 <= value <= last + 1e-9):
+            raise ValueError('%s %g s is outside the recording (%g to %g s)'
+                             % (name, value, first, last))
+    if t1 < t0:
+        raise ValueError('end %g s is before start %g s' % (t1, t0))
+    n = max(1, int(math.floor((t1 - t0) * fps / speed + 1e-9)))
+    return t0 + np.arange(n) * (speed / fps)
+
+
+def config_positions(system, recording, times):
+    """Config positions (len(times), nQ) [rad or m] of ``system`` at recording times [s]:
+    each config's recorded column (:func:`joint_columns`), interpolated linearly in time
+    (held at the ends)."""
+    columns = joint_columns(system, recording.joint_names)
+    t = np.asarray(recording.t, float)
+    pos = np.asarray(recording.position, float).reshape(len(t), -1)[:, columns]
+    times = np.asarray(times, float)
+    if len(t) == 1:
+        return np.repeat(pos, len(times), axis=0)
+    out = np.empty((len(times), len(columns)))
+    for j in range(len(columns)):
+        out[:, j] = np.interp(times, t, pos[:, j])
+    return out
+
+
+def link_pose_track(system, scene, positions):
+    """(nframes, nlinks, 4, 4) world link poses in ``scene.links`` order at each row of
+    config ``positions`` (nframes, nq): the robot's own forward kinematics
+    (``system.urdf.link_poses``), evaluated on a Data of its own (``system`` is not
+    moved)."""
+    data = system.model.create_data()
+    robot = system.urdf
+    out = np.empty((len(positions), len(scene.links), 4, 4))
+    with system.evaluate_at(data):
+        for k, q in enumerate(positions):
+            data.set(q=q)
+            poses = robot.link_poses()
+            out[k] = [poses[l] for l in scene.links]
+    return out
+
+
+def _decimals(step):
+    return max(2, int(math.ceil(-math.log10(step))) if step < 1 else 0)
+
+
+def _atomic(path, write):
+    """``write(tmp)`` to a temporary file beside ``path`` (same suffix), renamed into
+    place: a failed run leaves no half-written picture."""
+    folder = os.path.dirname(os.path.abspath(path))
+    suffix = os.path.splitext(path)[1]
+    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix=suffix,
+                               dir=folder)
+    os.close(fd)
+    try:
+        write(tmp)
+        # mkstemp's file is private (0600): give the picture the usual permissions
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _write_gif(path, frames, fps, count):
+    # GIF delays are whole centiseconds: spread the rounding so the average rate is fps
+    ticks = np.round(np.arange(count + 1) * 100.0 / fps)
+    durations = (np.diff(ticks) * 10).astype(int).tolist()
+    palette = []
+
+    def quantized():
+        # one palette for the whole film (from the first frame): no colour flicker
+        for img in frames:
+            if not palette:
+                palette.append(img.quantize(colors=255, method=Image.Quantize.MEDIANCUT))
+            yield img.quantize(palette=palette[0], dither=Image.Dither.NONE)
+
+    stream = quantized()
+    first = next(stream)
+    first.save(path, format='GIF', save_all=True, append_images=stream, duration=durations,
+               loop=0, optimize=False)
+
+
+def _write_mp4(path, frames, fps, size):
+    import imageio_ffmpeg
+    writer = imageio_ffmpeg.write_frames(path, size, fps=fps, codec='libx264',
+                                         pix_fmt_in='rgb24', pix_fmt_out='yuv420p',
+                                         quality=7, macro_block_size=2,
+                                         ffmpeg_log_level='error')
+    writer.send(None)
+    try:
+        for img in frames:
+            writer.send(img.tobytes())
+    finally:
+        writer.close()
+
+
+def _check_size(size, suffix=None):
+    try:
+        w, h = (int(x) for x in size)
+    except (TypeError, ValueError):
+        raise ValueError('size must be (width, height) in pixels, got %r' % (size,)) from None
+    if not (16 <= w <= 8192 and 16 <= h <= 8192):
+        raise ValueError('size %dx%d: width and height must be 16 to 8192 pixels' % (w, h))
+    if suffix == '.mp4' and (w % 2 or h % 2):
+        raise ValueError('size %dx%d: an MP4 (yuv420p) needs an even width and height'
+                         % (w, h))
+    return w, h
+
+
+def animate(recording, path, urdf=None, base_dir=None, fps=25.0, speed=1.0,
+            size=(640, 480), azimuth=None, elevation=20.0, distance=None, target=None,
+            frames=False, start=None, end=None, supersample=2, progress=None):
+    """Write ``recording`` (a :class:`ros_vi.recording.Recording`) as an animation.
+
+    path : str
+        ``.gif`` (Pillow) or ``.mp4`` (H.264 through imageio-ffmpeg).
+    urdf : str, optional
+        URDF text of the robot (default: the recording's ``robot_description``; needed for a
+        CSV recording).  ``base_dir``: folder for its relative mesh paths.
+    fps : float
+        Frames per second of the animation; ``speed``: recording seconds per second of
+        playback (2: twice as fast).  Frame k shows the recording at
+        ``start + k * speed / fps`` (positions interpolated linearly), so there are
+        ``floor((end - start) * fps / speed)`` frames (at least one).
+    size : (width, height) [px]
+    azimuth, elevation, distance, target : camera (:func:`~.render.fit_view`; azimuth None
+        faces the motion's plane; distance and target None frame the whole motion).
+    frames : bool
+        Draw every link's axes.
+    start, end : float, optional
+        Recording times [s] to show (default: all of it).
+    progress : callable, optional
+        ``progress(done, total)`` after each frame.
+
+    Returns an :class:`Animation`.  ValueError naming the culprit for a bad suffix, size,
+    time range or a recording whose joints are not the model's.
+    """
+    path = os.fspath(path)
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in OUTPUT_TYPES:
+        raise ValueError('output %r: unknown file type %r (use %s)'
+                         % (path, suffix, ' or '.join(OUTPUT_TYPES)))
+    size = _check_size(size, suffix)
+    text = urdf if urdf is not None else recording.robot_description
+    if not text:
+        raise ValueError('the recording has no robot description (a CSV recording keeps '
+                         'none): give the URDF')
+    times = frame_times(recording.t, fps, speed, start, end)
+    system, scene = load_robot(text, base_dir)
+    positions = config_positions(system, recording, times)
+    track = link_pose_track(system, scene, positions)
+    view = fit_view(scene, track, size, azimuth, elevation, distance, target, frames=frames)
+    dec = _decimals(speed / fps)
+
+    def pictures():
+        for k, (t, poses) in enumerate(zip(times, track)):
+            yield draw(scene, poses, view, label='t = %.*f s' % (dec, t),
+                         supersample=supersample)
+            if progress is not None:
+                progress(k + 1, len(times))
+
+    if suffix == '.gif':
+        _atomic(path, lambda tmp: _write_gif(tmp, pictures(), fps, len(times)))
+    else:
+        _atomic(path, lambda tmp: _write_mp4(tmp, pictures(), fps, size))
+    return Animation(path, len(times), len(times) / fps, float(fps), view,
+                     float(times[0]), float(times[-1]))
+
+
+def render_frame(source, path=None, t=None, positions=None, urdf=None, base_dir=None,
+                 size=(640, 480),
+                 azimuth=None, elevation=20.0, distance=None, target=None, frames=False,
+                 supersample=2):
+    """One still picture of a robot: a ``PIL.Image``, also saved to ``path`` when given
+    (type from the suffix: ``.png``, ...).
+
+    source : Recording or str
+        A recording (shown at time ``t`` [s], default its first sample; positions
+        interpolated; its robot from ``urdf`` when given, from its ``robot_description``
+        otherwise) or URDF text (shown at ``positions``: ``{joint: value}`` [rad or m],
+        others 0).
+    The camera is fitted to this one pose (see :func:`animate` for the other arguments).
+    """
+    size = _check_size(size)
+    if isinstance(source, (str, bytes)):
+        system, scene = load_robot(source, base_dir)
+        q = np.zeros(system.nQ)
+        names = [c.name for c in system.configs]
+        for joint, value in (positions or {}).items():
+            if joint not in names:
+                raise ValueError('no joint %r in the model; it has %s'
+                                 % (joint, ', '.join(names) or 'none'))
+            q[names.index(joint)] = float(value)
+        label = None
+    else:
+        text = urdf if urdf is not None else source.robot_description
+        if not text:
+            raise ValueError('the recording has no robot description: give the URDF')
+        system, scene = load_robot(text, base_dir)
+        time = float(source.t[0]) if t is None else float(t)
+        frame_times(source.t, start=time)       # checks the time is in the recording
+        q = config_positions(system, source, [time])[0]
+        label = 't = %.2f s' % time
+    track = link_pose_track(system, scene, [q])
+    view = fit_view(scene, track, size, azimuth, elevation, distance, target, frames=frames)
+    img = draw(scene, track[0], view, label=label, supersample=supersample)
+    if path is not None:
+        img.save(os.fspath(path))
+    return img
