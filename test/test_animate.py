@@ -368,3 +368,23 @@ def test_cli_prints_the_mesh_warnings_of_arm7(tmp_path, capsys):
     warned = [l for l in captured.err.splitlines() if l.startswith('warning: ')]
     assert len(warned) == 8 and all('not found' in l for l in warned)
     assert 'animation: %s (2 frames' % (tmp_path / 'arm.gif') in captured.out
+
+
+FLOATING = '''<robot name="drone">
+  <link name="world"/>
+  <link name="body"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.02"/></inertial>
+    <visual><geometry><box size="0.4 0.4 0.05"/></geometry></visual></link>
+  <joint name="base" type="floating"><parent link="world"/><child link="body"/></joint>
+</robot>'''
+
+
+def test_a_floating_body_is_drawn_from_its_six_configs(tmp_path):
+    names = ['base_x', 'base_y', 'base_z', 'base_yaw', 'base_pitch', 'base_roll']
+    rec = _recording([0.0, 1.0], names, [[0, 0, 1, 0, 0, 0], [1, 0, 2, 0.5, 0, 0]], FLOATING)
+    system, scene = load_robot(FLOATING)
+    track = link_pose_track(system, scene, config_positions(system, rec, [0.5]))
+    np.testing.assert_allclose(track[0][scene.links.index('body')],
+                               origin_matrix([0.5, 0, 1.5], [0, 0, 0.25]), atol=1e-14)
+    result = animate(rec, tmp_path / 'drone.gif', fps=4, size=(160, 120))
+    assert result.frames == 4

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
+from ..urdf import import_urdf, link_geometry
 from .render import RobotScene, draw, fit_view
 
 __all__ = ['animate', 'render_frame', 'Animation', 'load_robot', 'joint_columns',
@@ -40,11 +41,12 @@ class Animation:
 def load_robot(urdf_text, base_dir=None):
     """``(system, scene)`` of a URDF: the imported System (for the kinematics; importer
     quirks are not repeated here, ``ros-vi info`` reports them) and its :class:`RobotScene`
-    of visual shapes (missing meshes warn, see :func:`ros_vi.urdf.link_geometry`)."""
-    from ..urdf import import_urdf, link_geometry
+    of visual shapes (missing meshes warn, see :func:`ros_vi.urdf.link_geometry`).
+    A ``floating`` joint gets its six Euler-angle configs (``floating_base='euler'``, as a
+    simulation of it has them)."""
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        system = import_urdf(urdf_text)
+        system = import_urdf(urdf_text, floating_base='euler')
     shapes = link_geometry(urdf_text, 'visual', base_dir=base_dir)
     return system, RobotScene(system.urdf, shapes)
 
@@ -200,7 +202,7 @@ def _check_size(size, suffix=None):
 
 def animate(recording, path, urdf=None, base_dir=None, fps=25.0, speed=1.0,
             size=(640, 480), azimuth=None, elevation=20.0, distance=None, target=None,
-            frames=False, start=None, end=None, supersample=2, progress=None):
+            frames=False, start=None, end=None, supersample=2):
     """Write ``recording`` (a :class:`ros_vi.recording.Recording`) as an animation.
 
     path : str
@@ -220,8 +222,8 @@ def animate(recording, path, urdf=None, base_dir=None, fps=25.0, speed=1.0,
         Draw every link's axes.
     start, end : float, optional
         Recording times [s] to show (default: all of it).
-    progress : callable, optional
-        ``progress(done, total)`` after each frame.
+    supersample : int
+        Frames are drawn this many times larger and reduced (smooth edges; 1: faster).
 
     Returns an :class:`Animation`.  ValueError naming the culprit for a bad suffix, size,
     time range or a recording whose joints are not the model's.
@@ -244,11 +246,9 @@ def animate(recording, path, urdf=None, base_dir=None, fps=25.0, speed=1.0,
     dec = _decimals(speed / fps)
 
     def pictures():
-        for k, (t, poses) in enumerate(zip(times, track)):
+        for t, poses in zip(times, track):
             yield draw(scene, poses, view, label='t = %.*f s' % (dec, t),
-                         supersample=supersample)
-            if progress is not None:
-                progress(k + 1, len(times))
+                       supersample=supersample)
 
     if suffix == '.gif':
         _atomic(path, lambda tmp: _write_gif(tmp, pictures(), fps, len(times)))
