@@ -388,3 +388,44 @@ def test_a_floating_body_is_drawn_from_its_six_configs(tmp_path):
                                origin_matrix([0.5, 0, 1.5], [0, 0, 0.25]), atol=1e-14)
     result = animate(rec, tmp_path / 'drone.gif', fps=4, size=(160, 120))
     assert result.frames == 4
+
+
+def test_a_mesh_is_drawn_in_its_material_colour(tmp_path):
+    import trimesh
+    trimesh.creation.box(extents=[0.2, 0.2, 0.6]).export(str(tmp_path / 'arm.stl'))
+    text = ('<robot name="m"><material name="red"><color rgba="0.9 0.1 0.1 1"/></material>'
+            '<link name="base"/><link name="arm"><inertial><mass value="1"/>'
+            '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>'
+            '<visual><origin xyz="0 0 0.3"/><geometry><mesh filename="file://%s"/>'
+            '</geometry><material name="red"/></visual></link>'
+            '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/>'
+            '<origin xyz="0 0 0.5"/><axis xyz="0 1 0"/>'
+            '<limit lower="-2" upper="2" effort="1" velocity="1"/></joint></robot>'
+            % (tmp_path / 'arm.stl'))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')          # the mesh is found: no warning
+        img = render_frame(text, positions={'j': 0.5}, size=(320, 240))
+        system, scene = load_robot(text)
+    assert scene.drawn_links == ['arm']
+    track = link_pose_track(system, scene, [[0.5]])
+    view = fit_view(scene, track, (320, 240))
+    centre = track[0][scene.links.index('arm')] @ [0, 0, 0.3, 1]
+    (px,), _ = view.project([centre[:3]])
+    assert _shows(img, px, (0.9, 0.1, 0.1), r=4)
+    red = _shade_of(np.asarray(img, float), (0.9, 0.1, 0.1))
+    assert red.sum() > 500                       # a box, not a speck
+
+
+def test_a_still_of_a_recording_is_its_pose_at_that_time(swing):
+    _, rec = swing
+    img = render_frame(rec, t=0.5, size=(320, 240))
+    system, scene = load_robot(rec.robot_description)
+    q = config_positions(system, rec, [0.5])
+    theta = np.interp(0.5, rec.t, rec.position[:, 0])
+    assert q[0, 0] == theta
+    track = link_pose_track(system, scene, q)
+    view = fit_view(scene, track, (320, 240))
+    (bob_px,), _ = view.project([[0.0, math.sin(theta), -math.cos(theta)]])
+    assert _shows(img, bob_px, (0.7, 0.7, 0.7))
+    with pytest.raises(ValueError, match=r't 7 s is outside the recording \(0 to 1 s\)'):
+        render_frame(rec, t=7.0)

@@ -289,7 +289,9 @@ def render_frame(source, path=None, t=None, positions=None, urdf=None, base_dir=
             raise ValueError('the recording has no robot description: give the URDF')
         system, scene = load_robot(text, base_dir)
         time = float(source.t[0]) if t is None else float(t)
-        frame_times(source.t, start=time)       # checks the time is in the recording
+        if not source.t[0] - 1e-9 <= time <= source.t[-1] + 1e-9:
+            raise ValueError('t %g s is outside the recording (%g to %g s)'
+                             % (time, source.t[0], source.t[-1]))
         q = config_positions(system, source, [time])[0]
         label = 't = %.2f s' % time
     track = link_pose_track(system, scene, [q])
