@@ -12,7 +12,7 @@ The file type follows the name:
   ``<joint>.effort`` for each joint, ``energy``; the metadata as ``# key: value`` lines at the
   top (no URDF: give the model again when animating a CSV);
 * ``*.mcap`` -- a ROS 2 bag (CDR): ``/joint_states``, ``/tf``, ``/tf_static``, ``/clock``,
-  ``/robot_description`` (:mod:`ros_vi.recording.mcap`).
+  ``/robot_description``, ``/energy`` (:mod:`ros_vi.recording.mcap`, docs/recording.md).
 
 Writers are streaming (:func:`open_writer`): samples are appended as the simulation runs and
 :meth:`RecordingWriter.close` leaves a complete, readable file whatever happened before
