@@ -35,6 +35,7 @@ setup(
     license='BSD-3-Clause',
     entry_points={
         'console_scripts': [
+            'ros-vi = ros_vi.cli:main',
             'simulator = ros_vi.ros.simulator_node:main',
             'lqr_controller = ros_vi.ros.controller_node:main_lqr',
             'swingup_controller = ros_vi.ros.controller_node:main_swingup',

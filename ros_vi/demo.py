@@ -10,7 +10,7 @@ writes a plot of q, p, u and E against time.
 
     python -m ros_vi.demo                                  # pendulum (trep's tutorial)
     python -m ros_vi.demo --model cartpole --duration 25 --output cartpole.png
-    python -m ros_vi.demo --offline [--dt 0.01 --tf 10 --output pendulum.png]  # no ROS
+    python -m ros_vi.demo --offline        # the same closed loop without ROS (ros-vi simulate)
 
 Exit status 0 when the system ends up (and stays) upright, 1 when it does not (the message
 says why), 2 on bad arguments or when the nodes cannot run.  The ROS environment is private
@@ -84,14 +84,8 @@ def plot(run, path, title):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if '--offline' in argv:
-        from . import demo_offline
-        argv.remove('--offline')
-        return demo_offline.main(argv)
     parser = argparse.ArgumentParser(
-        prog='python -m ros_vi.demo', description=__doc__.splitlines()[0],
-        epilog='--offline [--dt S --tf S --undamped --output X.png]: the ROS-free trep '
-               'tutorial demo')
+        prog='python -m ros_vi.demo', description=__doc__.splitlines()[0])
     parser.add_argument('--model', choices=sorted(CRITERIA), default='pendulum',
                         help='which system to swing up (default pendulum)')
     parser.add_argument('--duration', type=float, default=None,
@@ -105,12 +99,17 @@ def main(argv=None):
     parser.add_argument('--offset', type=float, default=None,
                         help='with --controller lqr: start this many rad off upright '
                              '(default 0.3; acrobot 0.09, the edge of its LQR basin)')
+    parser.add_argument('--offline', action='store_true',
+                        help='the same closed loop in one process without ROS '
+                             '(ros-vi simulate MODEL --controller ... --plot ...)')
     args = parser.parse_args(argv)
     q_tol, v_tol, default_duration, criterion = CRITERIA[args.model]
     duration = default_duration if args.duration is None else args.duration
     if not (math.isfinite(duration) and duration > 0):
         parser.error('--duration must be > 0, got %r' % duration)
     output = os.path.abspath(args.output or '%s_swingup.png' % args.model)
+    if args.offline:
+        return _run_offline(args, duration, output)
 
     log_dir = _isolate_ros_environment()
     try:
@@ -123,6 +122,16 @@ def main(argv=None):
 # default start offset [rad] from upright for --controller lqr: 0.3 rad where the LQR
 # recovers from it; the acrobot's LQR basin ends near 0.09 rad (urdf/README.md)
 LQR_OFFSET = {'pendulum': 0.3, 'cartpole': 0.3, 'acrobot': 0.09}
+
+
+def _run_offline(args, duration, output):
+    from .cli import main as ros_vi
+    if args.offset is not None:
+        print('python -m ros_vi.demo: --offset is for the ROS run; ros-vi simulate takes '
+              '--initial JOINT=VALUE', file=sys.stderr)
+        return 2
+    return ros_vi(['simulate', args.model, '--controller', args.controller, '--duration',
+                   repr(duration), '--plot', output])
 
 
 def _run(args, duration, output, q_tol, v_tol, criterion):

@@ -23,6 +23,7 @@ Example
 >>> state = sim.state()                       # positions, velocities, efforts, energy ...
 """
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -613,18 +614,21 @@ class Simulation:
 
 
 # ---------------------------------------------------------------------- the closed loop
-def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=None, t0=0.0):
+def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=None, t0=0.0,
+             observer=None, **options):
     """Closed loop of ``controller`` and a :class:`Simulation` of ``plant``, in one process.
 
-    The one closed loop of ros_vi (also ``ros_vi.control.simulate``): each tick k the
-    simulation's published state -- positions q_k and velocities v_k = M(q_k)^-1 p_k -- goes
-    to ``controller.compute``, whose efforts are commanded, saturated at the effort limits
-    and held over the tick to (t_{k+1}, q_{k+1}, p_{k+1}).  The simulator node in lockstep
-    with a controller node runs the same ticks, so their trajectories agree to rounding.
+    The one closed loop of ros_vi (also ``ros_vi.control.simulate``, and ``ros-vi
+    simulate``): each tick k the simulation's published state -- positions q_k and velocities
+    v_k = M(q_k)^-1 p_k -- goes to ``controller.compute``, whose efforts are commanded,
+    saturated at the effort limits and held over the tick to (t_{k+1}, q_{k+1}, p_{k+1}).
+    The simulator node in lockstep with a controller node runs the same ticks, so their
+    trajectories agree to rounding.
 
     Parameters
     ----------
-    controller : Controller (its own System instance, not ``plant``)
+    controller : Controller (its own System instance, not ``plant``), or None for a free
+        run (no commands; ``dt`` required)
     plant : System with the same configs (in the same order) and the controller's inputs
     duration : float, simulated time [s] (rounded to whole ticks)
     q0, v0 : initial positions / velocities (nQ,) (v0 default zero)
@@ -632,26 +636,38 @@ def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=No
     effort_limits : (m,) plant saturation for the controller's inputs; default
         ``controller.u_max``
     t0 : initial time [s]
+    observer : callable ``observer(sim, state)``, optional
+        Called with the :class:`Simulation` and its :class:`SimState` at every sample (t0,
+        then after each tick): to record, draw or report progress.
+    options : further :class:`Simulation` keywords (``substeps``, ``max_subdivisions``, ...)
 
-    Returns a :class:`ros_vi.control.ClosedLoopResult`; raises ConvergenceError when a
-    tick fails even after the simulation's refinements.
+    Returns a :class:`ros_vi.control.ClosedLoopResult`.  A tick that fails even after the
+    simulation's refinements raises ConvergenceError naming the time; its ``result``
+    attribute holds the ClosedLoopResult up to the last good sample.
     """
-    if plant is controller.system:
+    if controller is not None and plant is controller.system:
         raise ValueError('give the plant its own System: the controller uses its system as '
                          'scratch space')
     names = [c.name for c in plant.configs]
-    if names != controller.joint_names:
-        raise ValueError('plant configs %s differ from the controller joints %s'
-                         % (names, controller.joint_names))
+    if controller is None:
+        if dt is None:
+            raise ValueError('simulate without a controller needs dt')
+        input_names, u_max = [], np.zeros(0)
+    else:
+        if names != controller.joint_names:
+            raise ValueError('plant configs %s differ from the controller joints %s'
+                             % (names, controller.joint_names))
+        input_names, u_max = list(controller.input_names), controller.u_max
     dt = controller.dt if dt is None else float(dt)
     ticks = int(round(duration / dt))
-    idx = np.array([plant.get_input(n).index for n in controller.input_names], dtype=int)
-    limits = np.full(plant.nu, np.inf)
-    limits[idx] = controller.u_max if effort_limits is None else np.broadcast_to(
-        np.asarray(effort_limits, dtype=float), controller.u_max.shape)
+    idx = np.array([plant.get_input(n).index for n in input_names], dtype=int)
+    limits = default_effort_limits(plant) if controller is None else np.full(plant.nu, np.inf)
+    if controller is not None:
+        limits[idx] = u_max if effort_limits is None else np.broadcast_to(
+            np.asarray(effort_limits, dtype=float), u_max.shape)
     nq, m = plant.nQ, len(idx)
     sim = Simulation(plant, dt, effort_limits=limits, initial_positions=q0,
-                     initial_velocities=np.zeros(nq) if v0 is None else v0, t0=t0)
+                     initial_velocities=np.zeros(nq) if v0 is None else v0, t0=t0, **options)
 
     T = np.zeros(ticks + 1)
     Q = np.zeros((ticks + 1, nq))
@@ -659,23 +675,43 @@ def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=No
     V = np.zeros((ticks + 1, nq))
     E = np.zeros(ticks + 1)
     U = np.zeros((ticks, m))
-    err, cost, modes = np.zeros(ticks), np.zeros(ticks), []
+    err, cost, modes = np.full(ticks, math.nan), np.full(ticks, math.nan), []
+    iterations = np.zeros(ticks, dtype=int)
     command = np.zeros(plant.nu)
-    controller.reset()
+    step_time = 0.0
+    if controller is not None:
+        controller.reset()
+
+    def result(n):
+        """The first n ticks (n + 1 samples)."""
+        return ClosedLoopResult(T[:n + 1], Q[:n + 1], P[:n + 1], V[:n + 1], U[:n], E[:n + 1],
+                                err[:n], cost[:n], modes[:n], list(names), input_names,
+                                angle_mask(plant), iterations[:n], step_time)
+
     for k in range(ticks + 1):
         state = sim.state()
         T[k], Q[k], P[k], V[k], E[k] = (state.t, state.positions, sim.mvi.p2,
                                         state.velocities, state.energy)
+        if observer is not None:
+            observer(sim, state)
         if k == ticks:
             break
-        out = controller.compute(state.positions, state.velocities)
-        command[idx] = out.u
-        sim.set_input_commands(command)
-        result = sim.tick()
-        if not result.ok:
-            raise ConvergenceError(result.error)
+        if controller is not None:
+            out = controller.compute(state.positions, state.velocities)
+            command[idx] = out.u
+            sim.set_input_commands(command)
+            err[k], cost[k] = out.energy_error, out.cost
+            modes.append(out.mode)
+        else:
+            modes.append('none')
+        start = time.perf_counter()
+        tick = sim.tick()
+        step_time += time.perf_counter() - start
+        if not tick.ok:
+            failure = ConvergenceError('tick %d (t = %.6g s -> %.6g s) failed: %s'
+                                       % (k, state.t, state.t + dt, tick.error))
+            failure.result = result(k)
+            raise failure
         U[k] = sim.applied_inputs()[idx]
-        err[k], cost[k] = out.energy_error, out.cost
-        modes.append(out.mode)
-    return ClosedLoopResult(T, Q, P, V, U, E, err, cost, modes, list(names),
-                            list(controller.input_names), angle_mask(plant))
+        iterations[k] = tick.iterations
+    return result(ticks)

@@ -23,31 +23,8 @@ echo "[run_benchmarks] installing requirements-bench.txt"
 PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/python -m pip install -q -r requirements-bench.txt \
     || exit 1
 
-# short settings per script (its own CLI flags)
-declare -A SHORT=(
-    [bench_vi.py]="--steps 500 --general-steps 100"
-    [bench_constrained.py]="--steps 1000 --general-steps 100"
-    [bench_discopt.py]="--repeats 50"
-    [bench_urdf_import.py]="--repeat 5"
-    [bench_simulator.py]="--seconds 1"
-    [bench_vs_mujoco.py]="--seconds 2 --sweep-steps 150 --floor-calls 1000"
-)
-
-failed=()
-for script in benchmarks/bench_*.py; do
-    name="$(basename "$script")"
-    args=""
-    [ "$FULL" = 1 ] || args="${SHORT[$name]:-}"
-    echo
-    echo "=== $name $args"
-    # shellcheck disable=SC2086  # the settings are several words
-    if ! .venv/bin/python "$script" $args; then
-        failed+=("$name")
-    fi
-done
-echo
-if [ "${#failed[@]}" -gt 0 ]; then
-    echo "[run_benchmarks] failed or missed a target: ${failed[*]}"
-    exit 1
+# the short settings per script and the loop are ros-vi bench's (ros_vi/cli/bench.py)
+if [ "$FULL" = 1 ]; then
+    exec .venv/bin/python -m ros_vi bench --full
 fi
-echo "[run_benchmarks] all benchmarks ran"
+exec .venv/bin/python -m ros_vi bench

@@ -245,16 +245,53 @@ def test_closed_loop_matches_the_simulation_core():
 
 def test_simulate_reports_a_failed_tick(monkeypatch):
     """A tick that fails even after the simulation's refinements stops the closed loop
-    with ConvergenceError (the state would only be held)."""
+    with ConvergenceError naming the time (the state would only be held); the error carries
+    the result up to the last good sample."""
     from ros_vi import ConvergenceError, MidpointVI
-
-    def broken(self, t2, *args, **kwargs):
-        raise ConvergenceError('solver broke')
     demo = DEMOS['pendulum']
     controller = demo.controller(demo.model())        # designed with the real VI
-    monkeypatch.setattr(MidpointVI, 'step', broken)
-    with pytest.raises(ConvergenceError, match='state held: solver broke'):
+    real_step, calls = MidpointVI.step, []
+
+    def breaks_at_t_0_5(self, t2, *args, **kwargs):
+        if t2 > 0.5 + 1e-9:
+            raise ConvergenceError('solver broke')
+        calls.append(t2)
+        return real_step(self, t2, *args, **kwargs)
+    monkeypatch.setattr(MidpointVI, 'step', breaks_at_t_0_5)
+    with pytest.raises(ConvergenceError, match=r'tick 25 \(t = 0.5 s -> 0.52 s\) failed: '
+                       r'.*state held: solver broke') as info:
         simulate(controller, demo.model(), 1.0, [0.0])
+    partial = info.value.result
+    assert len(partial.t) == 26 and partial.t[-1] == pytest.approx(0.5)
+    assert partial.u.shape == (25, 1) and len(partial.mode) == 25
+    monkeypatch.setattr(MidpointVI, 'step', real_step)
+    full = simulate(controller, demo.model(), 0.5, [0.0])
+    np.testing.assert_array_equal(partial.q, full.q)
+    np.testing.assert_array_equal(partial.u, full.u)
+
+
+def test_simulate_without_a_controller_is_the_free_vi_run():
+    """controller None: no commands; the samples are the VI's own steps, and the observer
+    sees every published state."""
+    from ros_vi import MidpointVI
+    plant = DEMOS['pendulum'].model()
+    seen = []
+    run = simulate(None, plant, 1.0, [2.0], dt=0.01,
+                   observer=lambda sim, state: seen.append((state.t, state.positions.copy())))
+    reference = DEMOS['pendulum'].model()
+    mvi = MidpointVI(reference)
+    mvi.initialize_from_state(0.0, [2.0], [0.0])
+    q = [mvi.q2.copy()]
+    for k in range(1, 101):
+        mvi.step(0.01 * k, np.zeros(reference.nu))
+        q.append(mvi.q2.copy())
+    np.testing.assert_allclose(run.q, q, rtol=0, atol=1e-12)
+    assert run.u.shape == (100, 0) and run.iterations.shape == (100,)
+    assert run.iterations.min() >= 1 and run.step_time > 0
+    assert [t for t, _ in seen] == pytest.approx(run.t)
+    np.testing.assert_array_equal([p for _, p in seen], run.q)
+    with pytest.raises(ValueError, match='needs dt'):
+        simulate(None, plant, 1.0, [0.0])
 
 
 def test_simulate_is_importable_from_both_homes():

@@ -34,7 +34,9 @@ class ClosedLoopResult:
     u (N, m) efforts applied over [t_k, t_k+1] (after saturation), for ``input_names``;
     E (N+1,) total energy [J] of the plant at (q, v); energy_error (N,) and cost (N,) as
     reported by the controller; mode (N,) list of str; joint_names, input_names;
-    angles (nQ,) bool, the configs that are angles (wrapped when comparing to a goal).
+    angles (nQ,) bool, the configs that are angles (wrapped when comparing to a goal);
+    iterations (N,) Newton iterations of each tick; step_time [s] wall time spent in the
+    simulation's ticks (the physics, without the controller).
     """
     t: np.ndarray
     q: np.ndarray
@@ -48,6 +50,8 @@ class ClosedLoopResult:
     joint_names: list
     input_names: list
     angles: np.ndarray
+    iterations: np.ndarray = None
+    step_time: float = math.nan
 
 
 def settle_time(result, goal, q_tol, v_tol, configs=None):

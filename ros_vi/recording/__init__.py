@@ -78,7 +78,8 @@ def state_sample(state):
 
 
 class RecordingWriter:
-    """Appends samples; :meth:`close` writes (or finishes) the file.  Use as a context
+    """Appends samples; :meth:`close` writes (or finishes) the file (``path`` None: kept in
+    memory only, see :meth:`recording`).  Use as a context
     manager or call :meth:`close` in a ``finally``.
 
     ``append(state, transforms=None, static_transforms=None)``: ``state`` a SimState;
@@ -87,7 +88,7 @@ class RecordingWriter:
     """
 
     def __init__(self, path, robot_description='', metadata=None):
-        self.path = os.fspath(path)
+        self.path = None if path is None else os.fspath(path)
         self.robot_description = robot_description or ''
         self.metadata = dict(metadata or {})
         self.count = 0
@@ -121,7 +122,8 @@ class RecordingWriter:
     def close(self):
         if not self.closed:
             self.closed = True
-            save_recording(self.recording(), self.path)
+            if self.path is not None:
+                save_recording(self.recording(), self.path)
 
     def __enter__(self):
         return self

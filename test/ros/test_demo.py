@@ -45,16 +45,13 @@ def test_demo_exits_nonzero_when_the_swing_up_does_not_finish(tmp_path):
     assert (tmp_path / 'pendulum_swingup.png').is_file()     # the plot is written anyway
 
 
-def test_offline_demo_is_still_available(tmp_path):
-    proc = _demo(tmp_path, '--offline', '--tf', '1')
+def test_offline_demo_is_the_same_loop_without_ros(tmp_path):
+    """--offline runs ros-vi simulate: the same swing-up in one process, with its plot."""
+    proc = _demo(tmp_path, '--offline')
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert 'trep tutorial pendulum' in proc.stdout
-    assert not list(tmp_path.iterdir())                     # no plot unless asked
-
-
-def test_offline_demo_writes_the_plot_it_is_asked_for(tmp_path):
-    png = tmp_path / 'offline.png'
-    proc = _demo(tmp_path, '--offline', '--tf', '1', '--output', str(png))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'ros-vi simulate: pendulum, controller swingup, dt = 0.02 s, 15 s' in proc.stdout
+    assert 'final q:     theta -3.14159' in proc.stdout or \
+        'final q:     theta +3.14159' in proc.stdout
+    png = tmp_path / 'pendulum_swingup.png'
     assert 'plot: %s' % png in proc.stdout
     assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'

@@ -1,0 +1,82 @@
+"""What the commands share: a MODEL argument (a URDF/xacro path or a shipped model's name)
+turned into URDF text and a System."""
+import math
+import os
+import warnings
+
+from .. import resources
+from . import CommandError
+
+__all__ = ['ModelSource', 'shipped_names', 'resolve_model', 'import_model', 'SHIPPED_GRAVITY']
+
+# gravity [m/s^2] of the shipped models as the demos use them (trep's tutorial pendulum: 9.8)
+SHIPPED_GRAVITY = {'pendulum': 9.8}
+DEFAULT_GRAVITY = 9.81
+
+
+class ModelSource:
+    """A resolved MODEL: ``name`` (shipped name or file stem), ``path``, ``text`` (URDF XML),
+    ``shipped`` (bool)."""
+
+    def __init__(self, name, path, text, shipped):
+        self.name, self.path, self.text, self.shipped = name, path, text, shipped
+
+    @property
+    def default_gravity(self):
+        """|g| [m/s^2]: the demos' value for shipped models, 9.81 otherwise."""
+        return SHIPPED_GRAVITY.get(self.name, DEFAULT_GRAVITY) if self.shipped \
+            else DEFAULT_GRAVITY
+
+
+def shipped_names():
+    """Names of the models in the installed ``urdf/`` folder (sorted)."""
+    try:
+        folder = os.path.join(resources.share_directory(), 'urdf')
+        return sorted(f[:-5] for f in os.listdir(folder) if f.endswith('.urdf'))
+    except (OSError, resources.ResourceError):
+        return []
+
+
+def resolve_model(spec):
+    """:class:`ModelSource` of a path (``.urdf``, ``.xacro``, ``package://``, ``file://``) or
+    a shipped model name; CommandError naming the file, or listing the shipped models."""
+    from ..urdf import URDFError, load_urdf_text
+    looks_like_path = (os.sep in spec or spec.endswith(('.urdf', '.xacro', '.xml'))
+                       or spec.startswith(('package://', 'file://')))
+    if looks_like_path:
+        try:
+            path = resources.resolve_uri(spec)
+        except resources.ResourceError as err:
+            raise CommandError(str(err)) from None
+        if not os.path.isfile(path):
+            raise CommandError('model file %r: no such file' % spec)
+        try:
+            text = load_urdf_text(path)
+        except URDFError as err:
+            raise CommandError(str(err)) from None
+        name = os.path.basename(path).split('.')[0]
+        return ModelSource(name, path, text if isinstance(text, str) else text.decode(), False)
+    names = shipped_names()
+    if spec not in names:
+        raise CommandError('unknown model %r: give a URDF/xacro file or one of the shipped '
+                           'models: %s' % (spec, ', '.join(names) or 'none found'))
+    path = resources.shipped_model(spec)
+    with open(path, encoding='utf-8') as fh:
+        return ModelSource(spec, path, fh.read(), True)
+
+
+def import_model(source, gravity=None, **options):
+    """``(system, warnings)``: the System of ``source`` (gravity |g| [m/s^2] along -z, default
+    :attr:`ModelSource.default_gravity`) and the importer's tolerated quirks as strings.
+    CommandError on a URDF the importer refuses."""
+    from ..urdf import URDFError, import_urdf
+    g = source.default_gravity if gravity is None else float(gravity)
+    if not math.isfinite(g):
+        raise CommandError('gravity must be finite, got %r' % gravity)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')          # the quirks are reported from robot.warnings
+        try:
+            system = import_urdf(source.text, gravity=(0.0, 0.0, -g), **options)
+        except URDFError as err:
+            raise CommandError('%s: %s' % (source.path, err)) from None
+    return system, [str(q) for q in system.urdf.warnings]

@@ -1,0 +1,278 @@
+"""The ``ros-vi`` command line, run as a user runs it (a subprocess) and in-process."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ros_vi.cli import main
+from ros_vi.cli.models import shipped_names
+from ros_vi.urdf import import_urdf_file
+from ros_vi.resources import shipped_model
+
+SHIPPED = ['acrobot', 'arm7', 'cartpole', 'pendulum']
+
+
+def ros_vi(*args, check=None):
+    """``python -m ros_vi ARGS`` in a subprocess: (exit status, stdout, stderr)."""
+    proc = subprocess.run([sys.executable, '-m', 'ros_vi'] + [str(a) for a in args],
+                          capture_output=True, text=True, timeout=600)
+    if check is not None:
+        assert proc.returncode == check, proc.stderr + proc.stdout
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_shipped_models_are_listed():
+    assert shipped_names() == SHIPPED
+
+
+def test_help_lists_every_command_and_unknown_ones_exit_2():
+    status, out, _ = ros_vi('--help', check=0)
+    from ros_vi.cli import COMMANDS
+    for name in COMMANDS:
+        assert name in out
+    status, _, err = ros_vi('frobnicate')
+    assert status == 2 and "invalid choice: 'frobnicate'" in err
+    status, _, err = ros_vi('info', 'pendulum', '--bogus')
+    assert status == 2 and 'unrecognized arguments: --bogus' in err
+
+
+@pytest.mark.parametrize('model', SHIPPED)
+def test_info_matches_the_imported_model(model, capsys):
+    assert main(['info', model, '--json']) == 0
+    facts = json.loads(capsys.readouterr().out)
+    system = import_urdf_file(shipped_model(model))
+    assert facts['dof'] == system.nQ
+    assert facts['configs'] == [c.name for c in system.configs]
+    # total mass from the links equals the mass the dynamics sees
+    assert facts['total_mass'] == pytest.approx(
+        sum(f.mass for f in system.frames if f.mass), rel=1e-12)
+    moving = [j['name'] for j in facts['joints'] if j['role'] != 'fixed']
+    assert moving == system.urdf.joint_names + system.urdf.mimic_joint_names or \
+        sorted(moving) == sorted(system.urdf.joint_names + system.urdf.mimic_joint_names)
+    effort = {j['name']: j['command_interfaces'] for j in facts['joints']}
+    for name, limit in zip(system.urdf.input_joint_names, system.urdf.input_effort_limits):
+        assert effort[name] == (['effort'] if limit else [])
+    assert main(['info', model]) == 0
+    text = capsys.readouterr().out
+    assert '%d DOF' % system.nQ in text and facts['root_link'] in text
+
+
+def test_info_reports_mimic_joints_and_importer_warnings(tmp_path, capsys):
+    urdf = tmp_path / 'gripper.urdf'
+    urdf.write_text('''<robot name="g">
+      <link name="base"/>
+      <link name="a"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <link name="b"><inertial><mass value="0.5"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="left" type="prismatic"><parent link="base"/><child link="a"/>
+        <axis xyz="1 0 0"/><limit lower="0" upper="0.1" effort="10" velocity="1"/></joint>
+      <joint name="right" type="prismatic"><parent link="base"/><child link="b"/>
+        <axis xyz="1 0 0"/><limit lower="-0.1" upper="0" effort="10" velocity="1"/>
+        <mimic joint="left" multiplier="-1" offset="0"/></joint>
+      <joint name="spin" type="continuous"><parent link="b"/><child link="c"/></joint>
+      <link name="c"/>
+    </robot>''')
+    assert main(['info', str(urdf), '--json']) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert (facts['dof'], facts['dynamic_dof']) == (2, 1) and facts['mimic_joints'] == ['right']
+    right = [j for j in facts['joints'] if j['name'] == 'right'][0]
+    assert right['role'] == 'mimic of left (x -1 +0)'
+    assert any("'spin'" in w and 'kinematic' in w for w in facts['warnings'])
+    assert facts['total_mass'] == 1.5
+
+
+def test_info_bad_models_are_named():
+    status, _, err = ros_vi('info', 'no_such_robot')
+    assert status == 2
+    assert "unknown model 'no_such_robot'" in err and 'arm7, cartpole' in err
+    status, _, err = ros_vi('info', '/nonexistent/robot.urdf')
+    assert status == 2 and "'/nonexistent/robot.urdf': no such file" in err
+
+
+def test_info_malformed_urdf_is_named(tmp_path):
+    bad = tmp_path / 'bad.urdf'
+    bad.write_text('<robot name="x"><link name="a"></robot>')
+    status, _, err = ros_vi('info', bad)
+    assert status == 2 and 'bad.urdf' in err and 'malformed XML' in err
+
+
+def test_console_script_is_declared():
+    import ros_vi
+    root = os.path.dirname(os.path.dirname(ros_vi.__file__))
+    with open(os.path.join(root, 'setup.py')) as fh:
+        assert "'ros-vi = ros_vi.cli:main'" in fh.read()
+
+
+# ---------------------------------------------------------------------- simulate and plot
+def _pixels(path):
+    from PIL import Image
+    return np.asarray(Image.open(path).convert('L'), dtype=float)
+
+
+@pytest.mark.parametrize('model', SHIPPED)
+def test_simulate_records_the_free_run_of_each_model(model, tmp_path):
+    """ros-vi simulate MODEL with no controller records exactly the closed loop's samples
+    (ros_vi.simulation.simulate on the same model); npz and csv agree; the plot is drawn."""
+    from ros_vi.cli.models import import_model, resolve_model
+    from ros_vi.control import DEMOS
+    from ros_vi.recording import load_recording
+    from ros_vi.simulation import simulate
+    npz, csv, png = tmp_path / 'run.npz', tmp_path / 'run.csv', tmp_path / 'run.png'
+    first = {'pendulum': 'theta', 'cartpole': 'cart', 'acrobot': 'shoulder',
+             'arm7': 'joint_1'}[model]
+    status, out, err = ros_vi('simulate', model, '--duration', 0.25, '--dt', 0.005,
+                              '--velocity', first + '=0.5', '--out', npz, csv, '--plot', png,
+                              check=0)
+    assert 'summary:' in out and 'us physics' in out and 'recorded: %s (51 samples)' % npz in out
+    assert err == ''                    # not a terminal: no progress bar
+    rec = load_recording(npz)
+    source = resolve_model(model)
+    plant = import_model(source)[0]
+    q0 = DEMOS[model].start if model in DEMOS else plant.q
+    v0 = np.zeros(plant.nQ)
+    v0[0] = 0.5
+    ref = simulate(None, plant, 0.25, q0, v0, dt=0.005)
+    assert rec.joint_names == ref.joint_names and len(rec) == 51
+    np.testing.assert_array_equal(rec.t, ref.t)
+    np.testing.assert_allclose(rec.position, ref.q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rec.energy, ref.E, rtol=1e-12, atol=1e-12)
+    assert rec.robot_description == source.text
+    assert rec.metadata['model'] == model and rec.metadata['dt'] == 0.005
+    from_csv = load_recording(csv)
+    np.testing.assert_array_equal(from_csv.position, rec.position)
+    np.testing.assert_array_equal(from_csv.velocity, rec.velocity)
+    pixels = _pixels(png)
+    assert pixels.shape[0] > 300 and pixels.std() > 20       # drawn, not blank
+    assert np.ptp(rec.position, axis=0).max() > 1e-3         # something moved
+
+
+def test_simulate_swingup_reaches_upright_and_lqr_holds_the_arm(tmp_path):
+    status, out, _ = ros_vi('simulate', 'pendulum', '--controller', 'swingup',
+                            '--out', tmp_path / 'p.npz', check=0)
+    from ros_vi.recording import load_recording
+    rec = load_recording(tmp_path / 'p.npz')
+    assert rec.t[-1] == pytest.approx(15.0)                  # the demo's length
+    assert abs(abs(rec.position[-1, 0]) - np.pi) < 1e-3
+    assert np.abs(rec.effort).max() == pytest.approx(5.0)    # the tutorial's |u| <= 5 N m
+    q0 = {'joint_2': 0.5, 'joint_4': -1.0}
+    status, out, _ = ros_vi('simulate', 'arm7', '--controller', 'lqr', '--duration', 1,
+                            '--initial', 'joint_2=0.5', 'joint_4=-1', '--out',
+                            tmp_path / 'a.npz', check=0)
+    rec = load_recording(tmp_path / 'a.npz')
+    final = dict(zip(rec.joint_names, rec.position[-1]))
+    free = ros_vi('simulate', 'arm7', '--duration', 1, '--initial', 'joint_2=0.5',
+                  'joint_4=-1', '--out', tmp_path / 'f.npz', check=0)
+    fell = dict(zip(rec.joint_names, load_recording(tmp_path / 'f.npz').position[-1]))
+    for joint, value in q0.items():
+        assert abs(final[joint] - value) < 0.01 < abs(fell[joint] - value)
+    assert 'max |u|:' in out
+
+
+def test_simulate_initial_velocity_and_gravity(tmp_path):
+    from ros_vi.recording import load_recording
+    ros_vi('simulate', 'pendulum', '--gravity', 0, '--velocity', 'theta=1.0', '--duration',
+           0.5, '--dt', 0.01, '--out', tmp_path / 'g0.npz', check=0)
+    rec = load_recording(tmp_path / 'g0.npz')
+    assert rec.metadata['gravity'] == 0
+    # no gravity: the damped pendulum (1 kg m^2, 1 N m s/rad) obeys v' = -v.  trep's VI puts
+    # the step's damping impulse -c (q2 - q1) in the first DEL slot, so p2 = m (q2 - q1)/h
+    # with p1 = (m + c h)(q2 - q1)/h: v_k+1 = v_k / (1 + h) exactly
+    h = 0.01
+    k = np.arange(len(rec))
+    np.testing.assert_allclose(rec.velocity[:, 0], (1 + h) ** -k, rtol=1e-12)
+
+
+def test_a_failing_simulation_keeps_its_recording_and_exits_1(tmp_path, monkeypatch, capsys):
+    """The solver breaks at t > 0.1 s: exit 1 with the time and reason; the recordings hold
+    the samples up to the failure and are complete files."""
+    from ros_vi import ConvergenceError, MidpointVI
+    from ros_vi.recording import load_recording
+    real_step = MidpointVI.step
+
+    def breaks(self, t2, *args, **kwargs):
+        if t2 > 0.1 + 1e-9:
+            raise ConvergenceError('solver broke')
+        return real_step(self, t2, *args, **kwargs)
+    monkeypatch.setattr(MidpointVI, 'step', breaks)
+    npz, csv = tmp_path / 'run.npz', tmp_path / 'run.csv'
+    assert main(['simulate', 'acrobot', '--duration', '1', '--dt', '0.01', '--initial',
+                 'shoulder=1', '--out', str(npz), str(csv), '--plot',
+                 str(tmp_path / 'run.png')]) == 1
+    out = capsys.readouterr().out
+    assert 'FAILED at t = 0.1 s' in out and 'solver broke' in out
+    for path in (npz, csv):
+        rec = load_recording(path)
+        assert len(rec) == 11 and rec.t[-1] == pytest.approx(0.1)
+    assert (tmp_path / 'run.png').exists()
+
+
+@pytest.mark.parametrize('args, message', [
+    (['pendulum', '--initial', 'elbow=1'], "--initial: unknown joint 'elbow' (joints: theta)"),
+    (['pendulum', '--initial', 'theta'], "--initial 'theta': expected JOINT=VALUE"),
+    (['pendulum', '--velocity', 'theta=fast'], "'fast' is not a number"),
+    (['pendulum', '--initial', 'theta=nan'], 'must be finite'),
+    (['pendulum', '--dt', '-0.01'], '--dt must be finite and > 0'),
+    (['pendulum', '--duration', '0'], '--duration must be finite and > 0'),
+    (['pendulum', '--out', 'run.txt'], "--out 'run.txt': unknown file type"),
+    (['arm7', '--controller', 'swingup'], 'swingup is available for the shipped acrobot, '
+                                          'cartpole, pendulum'),
+    (['robot_x'], "unknown model 'robot_x'"),
+])
+def test_simulate_bad_input_exits_2_naming_it(args, message, capsys):
+    assert main(['simulate'] + args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('ros-vi simulate: error: ') and message in err
+
+
+def test_simulate_lqr_refuses_a_configuration_it_cannot_hold(capsys):
+    # the cart-pole's pole is unactuated: held at 0.5 rad it falls, so no LQR about it
+    assert main(['simulate', 'acrobot', '--controller', 'lqr',
+                 '--duration', '0.1']) == 0      # the demo's LQR (about upright) exists
+    from ros_vi.cli.simulate import _controller
+    from ros_vi.cli.models import import_model, resolve_model
+    from ros_vi.cli import CommandError
+    source = resolve_model('cartpole')
+    source.shipped = False                      # as if it were the user's own file
+    with pytest.raises(CommandError, match='--controller lqr: goal .* is not an equilibrium'):
+        _controller('lqr', source, lambda: import_model(source)[0], 0.01,
+                    np.array([0.0, 0.5]))
+
+
+@pytest.mark.parametrize('suffix', ['.npz', '.csv'])
+def test_plot_reads_each_format(tmp_path, suffix):
+    run = tmp_path / ('run' + suffix)
+    ros_vi('simulate', 'cartpole', '--duration', 0.5, '--dt', 0.01, '--initial', 'pole=3',
+           '--out', run, check=0)
+    status, out, _ = ros_vi('plot', run, check=0)
+    png = tmp_path / 'run.png'
+    assert 'plot: %s (51 samples' % png in out
+    assert _pixels(png).std() > 20
+    ros_vi('plot', run, '--joints', 'pole', '--out', tmp_path / 'pole.png', check=0)
+    assert _pixels(tmp_path / 'pole.png').std() > 20
+
+
+def test_plot_bad_input_exits_2_naming_it(tmp_path, capsys):
+    assert main(['plot', str(tmp_path / 'missing.npz')]) == 2
+    assert 'missing.npz' in capsys.readouterr().err
+    run = tmp_path / 'run.npz'
+    assert main(['simulate', 'pendulum', '--duration', '0.1', '--out', str(run)]) == 0
+    capsys.readouterr()
+    assert main(['plot', str(run), '--joints', 'elbow']) == 2
+    assert "no joint 'elbow' in the recording; it has theta" in capsys.readouterr().err
+    assert main(['plot', str(run), '--out', str(tmp_path / 'x.notaformat')]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_bench_lists_and_runs_the_benchmark_scripts(capsys):
+    from ros_vi.cli.bench import SHORT, available, benchmark_folder
+    names = available(benchmark_folder())
+    assert set(SHORT) <= set(names)
+    assert main(['bench', '--list']) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in names)
+    assert main(['bench', 'no_such']) == 2
+    assert "unknown benchmark 'no_such'" in capsys.readouterr().err
+    status, out, _ = ros_vi('bench', 'urdf_import')
+    assert status == 0 and '=== urdf_import --repeat 5' in out and '7-DOF arm median import' in out
