@@ -48,6 +48,10 @@ def test_record_writes_what_the_node_publishes(probe, tmp_path):
     tf = probe.subscribe(TFMessage, sim.topic('tf'), qos.TF_QOS)
     try:
         js.wait(lambda m: m.header.stamp.sec >= 1, what='joint_states after 1 s', timeout=60)
+        # discovery may take a while on a loaded machine: the comparison needs messages
+        # the probe actually received, however late it started receiving them
+        wait_until(lambda: len(js.msgs) >= 10 and len(tf.msgs) >= 10,
+                   what='10 joint_states and tf messages at the probe', timeout=60)
     finally:
         probe.unsubscribe(js)
         probe.unsubscribe(tf)
