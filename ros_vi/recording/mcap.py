@@ -32,7 +32,6 @@ No ROS installation is needed: messages are plain dicts serialised with the ``mc
 """
 import json
 import os
-import tempfile
 
 import numpy as np
 from mcap.exceptions import McapError
@@ -46,7 +45,7 @@ from mcap_ros2.decoder import DecoderFactory
 from mcap_ros2._dynamic import serialize_dynamic
 
 from ..conventions import join_ns, matrix_to_pose, split_ns, time_to_ns
-from . import Recording, RecordingWriter
+from . import Recording, RecordingWriter, atomic_write
 
 __all__ = ['McapWriter', 'write_recording', 'read_recording', 'MESSAGE_DEFINITIONS',
            'message_definition', 'TOPICS', 'METADATA_NAME']
@@ -349,27 +348,17 @@ def write_recording(rec, path):
     """
     path = os.fspath(path)
     robot = _RecordedRobot(rec) if rec.robot_description.strip() else None
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', dir=folder)
-    except OSError as err:
-        raise ValueError('recording %r: cannot write it: %s' % (path, err.strerror or err)) \
-            from None
-    try:
-        with os.fdopen(fd, 'wb') as fh:
-            with McapWriter(path, rec.robot_description, rec.metadata, stream=fh) as writer:
-                static = robot.sim.static_transforms() if robot is not None else None
-                for k in range(len(rec)):
-                    writer._write_sample(
-                        rec.t[k], rec.joint_names, rec.position[k], rec.velocity[k],
-                        rec.effort[k], rec.energy[k],
-                        robot.transforms(rec.position[k]) if robot is not None else None,
-                        static)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    def write(fh):
+        with McapWriter(path, rec.robot_description, rec.metadata, stream=fh) as writer:
+            static = robot.sim.static_transforms() if robot is not None else None
+            for k in range(len(rec)):
+                writer._write_sample(
+                    rec.t[k], rec.joint_names, rec.position[k], rec.velocity[k],
+                    rec.effort[k], rec.energy[k],
+                    robot.transforms(rec.position[k]) if robot is not None else None,
+                    static)
+    atomic_write(path, write)
 
 
 # ---------------------------------------------------------------------- reading
