@@ -25,9 +25,10 @@ setup(
         share('urdf', '*.urdf'),
         share('rviz', '*.rviz'),
     ],
-    # pillow, trimesh, imageio-ffmpeg: ros-vi animate (ros_vi.visual, ros_vi.urdf.shapes)
-    install_requires=['setuptools', 'numpy', 'scipy', 'numba', 'pillow', 'trimesh',
-                      'imageio-ffmpeg'],
+    # mcap: recordings (ros_vi.recording.mcap); pillow, trimesh, imageio-ffmpeg: ros-vi
+    # animate (ros_vi.visual, ros_vi.urdf.shapes)
+    install_requires=['setuptools', 'numpy', 'scipy', 'numba', 'mcap>=1.1',
+                      'mcap-ros2-support>=0.5,<0.7', 'pillow', 'trimesh', 'imageio-ffmpeg'],
     zip_safe=True,
     maintainer='ros_vi maintainers',
     maintainer_email='ros_vi@example.com',

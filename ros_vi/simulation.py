@@ -196,6 +196,7 @@ class Simulation:
         self._check_constraints(q0)
         self._model = system.model
         self._out = self._model.create_data()    # the published state (q2, v2, u)
+        self._pose_data = None                   # link_transforms_at's own, made on first use
         self._out.set(q0, v0)
         self._p0 = dynamics.momentum_from_velocity(self._model, self._out, v0)
         self._q0 = q0
@@ -566,11 +567,11 @@ class Simulation:
                         robot.link_frame(j.child).name, j.parent, j.child))
         return out
 
-    def _transforms(self, moving):
+    def _transforms(self, moving, data=None):
         robot = self.robot
         if robot is None:
             return []
-        R, P, _ = dynamics.kinematics(self._model, self._out)
+        R, P, _ = dynamics.kinematics(self._model, self._out if data is None else data)
         out = []
         for _, pname, cname, plink, clink in self._joint_links(moving):
             ip, ic = robot.link_frame(plink).index, robot.link_frame(clink).index
@@ -586,6 +587,16 @@ class Simulation:
         Empty for systems not imported from a URDF."""
         self._set_output_state()
         return self._transforms(True)
+
+    def link_transforms_at(self, positions):
+        """:meth:`link_transforms` at the configuration ``positions`` (nQ,) [rad or m] in
+        config order (:attr:`joint_names`) instead of the simulated state, which is not
+        touched: how a recorded trajectory is drawn (``ros_vi.recording.mcap``)."""
+        q = _finite_vector(positions, self.system.nQ, 'link_transforms_at: positions')
+        if self._pose_data is None:
+            self._pose_data = self._model.create_data()
+        self._pose_data.set(q, np.zeros(self.system.nQ))
+        return self._transforms(True, self._pose_data)
 
     def _compute_static_transforms(self):
         self._out.set(self._q0, np.zeros(self.system.nQ))

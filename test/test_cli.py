@@ -276,3 +276,62 @@ def test_bench_lists_and_runs_the_benchmark_scripts(capsys):
     assert "unknown benchmark 'no_such'" in capsys.readouterr().err
     status, out, _ = ros_vi('bench', 'urdf_import')
     assert status == 0 and '=== urdf_import --repeat 5' in out and '7-DOF arm median import' in out
+
+
+# ---------------------------------------------------------------------- MCAP from the CLI
+def _bag_counts_and_joint_states(path):
+    """{topic: count} and the joint_states (stamp ns, positions) read by rosbags, with types
+    from the definitions embedded in the file (an independent reader)."""
+    from rosbags.rosbag2 import Reader
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    store = get_typestore(Stores.EMPTY)
+    counts, states = {}, []
+    with Reader(path) as reader:
+        for conn in reader.connections:
+            store.register(get_types_from_msg(conn.msgdef.data, conn.msgtype))
+        for conn, stamp, raw in reader.messages():
+            counts[conn.topic] = counts.get(conn.topic, 0) + 1
+            if conn.topic == '/joint_states':
+                msg = store.deserialize_cdr(raw, conn.msgtype)
+                states.append((msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec,
+                               np.array(msg.position)))
+    return counts, states
+
+
+def test_simulate_to_mcap_equals_the_npz_of_the_same_run_and_plots(tmp_path):
+    from ros_vi.recording import load_recording
+    mcap, npz = tmp_path / 'run.mcap', tmp_path / 'run.npz'
+    ros_vi('simulate', 'acrobot', '--controller', 'swingup', '--duration', 2, '--out', mcap,
+           npz, check=0)
+    rec = load_recording(npz)
+    counts, states = _bag_counts_and_joint_states(mcap)
+    n = len(rec)
+    assert n == 2 / 0.01 + 1
+    assert counts == {'/joint_states': n, '/tf': n, '/clock': n, '/energy': n,
+                      '/tf_static': 1, '/robot_description': 1}
+    assert [s for s, _ in states] == [round(t * 1e9) for t in rec.t]
+    np.testing.assert_array_equal([p for _, p in states], rec.position)
+    back = load_recording(mcap)
+    np.testing.assert_array_equal(back.effort, rec.effort)
+    np.testing.assert_array_equal(back.energy, rec.energy)
+    assert back.metadata['controller'] == 'swingup'
+    status, out, _ = ros_vi('plot', mcap, check=0)
+    assert _pixels(tmp_path / 'run.png').std() > 20
+
+
+def test_a_failing_simulation_leaves_a_readable_mcap(tmp_path, monkeypatch, capsys):
+    from ros_vi import ConvergenceError, MidpointVI
+    real_step = MidpointVI.step
+
+    def breaks(self, t2, *args, **kwargs):
+        if t2 > 0.05 + 1e-9:
+            raise ConvergenceError('solver broke')
+        return real_step(self, t2, *args, **kwargs)
+    monkeypatch.setattr(MidpointVI, 'step', breaks)
+    mcap = tmp_path / 'run.mcap'
+    assert main(['simulate', 'arm7', '--duration', '1', '--dt', '0.01', '--out',
+                 str(mcap)]) == 1
+    assert 'FAILED at t = 0.05 s' in capsys.readouterr().out
+    counts, states = _bag_counts_and_joint_states(mcap)
+    assert counts['/joint_states'] == counts['/tf'] == 6
+    assert states[-1][0] == 50_000_000

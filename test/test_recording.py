@@ -62,3 +62,12 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path):
     with pytest.raises(TypeError):
         save_recording(rec, tmp_path / 'run.npz')
     assert list(tmp_path.iterdir()) == []
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    import os
+    path = tmp_path / 'run.npz'
+    _run(path, ticks=2)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask

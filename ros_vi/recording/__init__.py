@@ -12,7 +12,7 @@ The file type follows the name:
   ``<joint>.effort`` for each joint, ``energy``; the metadata as ``# key: value`` lines at the
   top (no URDF: give the model again when animating a CSV);
 * ``*.mcap`` -- a ROS 2 bag (CDR): ``/joint_states``, ``/tf``, ``/tf_static``, ``/clock``,
-  ``/robot_description`` (:mod:`ros_vi.recording.mcap`).
+  ``/robot_description``, ``/energy`` (:mod:`ros_vi.recording.mcap`, docs/recording.md).
 
 Writers are streaming (:func:`open_writer`): samples are appended as the simulation runs and
 :meth:`RecordingWriter.close` leaves a complete, readable file whatever happened before
@@ -149,13 +149,23 @@ def open_writer(path, robot_description='', metadata=None):
     return RecordingWriter(path, robot_description, metadata)
 
 
-def _atomic_write(path, write):
-    """``write(fh)`` into a temporary file beside ``path``, then rename it into place."""
+def atomic_write(path, write):
+    """``write(fh)`` into a temporary file beside ``path`` (binary), then rename it into
+    place: readers never see a half-written file.  ValueError naming ``path`` when its
+    folder cannot be written."""
+    path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', dir=folder)
+    except OSError as err:
+        raise ValueError('recording %r: cannot write it: %s' % (path, err.strerror or err)) \
+            from None
     try:
         with os.fdopen(fd, 'wb') as fh:
             write(fh)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)       # mkstemp's 0600 is not what a user expects
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -175,9 +185,9 @@ def save_recording(rec, path):
                      position=rec.position, velocity=rec.velocity, effort=rec.effort,
                      energy=rec.energy, robot_description=np.array(rec.robot_description),
                      metadata=np.array(json.dumps(rec.metadata)))
-        _atomic_write(path, write)
+        atomic_write(path, write)
     else:
-        _atomic_write(path, lambda fh: fh.write(_csv_text(rec).encode()))
+        atomic_write(path, lambda fh: fh.write(_csv_text(rec).encode()))
 
 
 def _csv_text(rec):

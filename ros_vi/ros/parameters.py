@@ -173,12 +173,20 @@ class SimulatorParameters(RobotParameters):
                              number(0.0, low_open=True))
     diagnostics_period: float = param(1.0, 'wall seconds between diagnostics messages',
                                       number(0.0, low_open=True))
+    record: str = param('', 'path of a ROS 2 MCAP file (.mcap) to record what the node '
+                            'publishes to (joint_states, tf, tf_static, clock, '
+                            'robot_description, energy), closed at shutdown (empty: off)',
+                        string())
 
     def validate(self):
         RobotParameters.validate(self)
         if self.publish_rate > self.rate:
             raise ParameterError('parameter publish_rate: %g Hz is above rate (%g Hz)'
                                  % (self.publish_rate, self.rate))
+        self.record = self.record.strip()
+        if self.record and not self.record.lower().endswith('.mcap'):
+            raise ParameterError('parameter record: expected the path of a .mcap file, got %r'
+                                 % self.record)
 
 
 COMMAND_TOPICS = ('joint_commands', 'effort_controller/commands')

@@ -8,6 +8,8 @@ Publishes (names relative to the node's namespace)
     parent link -> child link), tf_static (fixed joints, latched), robot_description
     (std_msgs/String, latched), clock (rosgraph_msgs/Clock, every tick, if publish_clock),
     diagnostics (diagnostic_msgs/DiagnosticArray: rate, iterations, energy, faults).
+    With ``record:=run.mcap`` the published states also go to a ROS 2 MCAP file
+    (:mod:`ros_vi.recording.mcap`), finished when the node is destroyed.
 Subscribes
     joint_commands (sensor_msgs/JointState: ``effort`` by joint ``name``),
     effort_controller/commands (std_msgs/Float64MultiArray in ``command_joints`` order).
@@ -18,6 +20,7 @@ All stamps are simulation time.  The step loop is paced by the steady (wall) clo
 ``real_time_factor``; the simulation core is :class:`ros_vi.simulation.Simulation`.
 """
 import math
+import os
 import sys
 import time
 import warnings
@@ -114,6 +117,11 @@ class SimulatorNode(Node):
         self.create_service(Trigger, '~/unpause', self._on_unpause)
         self.create_service(Trigger, '~/step', self._on_step)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+
+        # the recording (last of what can fail at start: a node that does not start leaves
+        # no file behind)
+        self._recorder = self._open_recording(cfg) if cfg.record else None
+        self._recorded_state = None
 
         # latched topics and the initial state
         self._pub_desc.publish(String(data=self._urdf_text))
@@ -213,9 +221,62 @@ class SimulatorNode(Node):
         if transforms:
             self._pub_tf.publish(TFMessage(transforms=[
                 conv.transform_stamped(p, c, g, stamp) for p, c, g in transforms]))
+        self._record(state, transforms)
         self._last_state_ns = ns
         self._lock_ready = False
         self._lock_wait_since = time.monotonic()
+
+    # ------------------------------------------------------------------ recording
+    def _open_recording(self, cfg):
+        # imported here: a node that does not record needs no MCAP library
+        from ..recording.mcap import McapWriter
+        path = os.path.abspath(os.path.expanduser(cfg.record))
+        namespace = self.get_namespace()
+        robot = self.sim.robot
+        metadata = {'source': 'ros_vi simulator node', 'node': self.get_fully_qualified_name(),
+                    'model': robot.name if robot is not None else '', 'rate': cfg.rate,
+                    'substeps': cfg.substeps, 'publish_rate': cfg.publish_rate,
+                    'lockstep': cfg.lockstep, 'prefix': cfg.prefix, 'gravity': cfg.gravity,
+                    'dt': self.sim.dt}
+        try:
+            writer = McapWriter(path, self._urdf_text, metadata,
+                                namespace='' if namespace == '/' else namespace,
+                                clock=cfg.publish_clock)
+        except ValueError as err:
+            raise ParameterError('parameter record: %s' % err) from None
+        self.get_logger().info('recording to %s' % path)
+        return writer
+
+    def _record(self, state, transforms):
+        """Append a newly published state to the recording (a state published again, as
+        on unpause in lockstep, is recorded once)."""
+        if self._recorder is None or state is self._recorded_state:
+            return
+        try:
+            self._recorder.append(state, transforms, None if self._recorder.count
+                                  else self.sim.static_transforms())
+        except (OSError, ValueError) as err:
+            # the simulation goes on; what was recorded is kept in a finished file
+            self.get_logger().error('recording stopped at t=%.6f s: %s' % (state.t, err))
+            self._close_recording()
+            return
+        self._recorded_state = state
+
+    def _close_recording(self):
+        recorder, self._recorder = getattr(self, '_recorder', None), None
+        if recorder is None:
+            return
+        recorder.metadata.update({'end_time': self.sim.t, 'failures': self.sim.failures,
+                                  'last_error': self.sim.last_error or ''})
+        try:
+            recorder.close()
+        except (OSError, ValueError) as err:
+            self.get_logger().error('recording %s: %s' % (recorder.path, err))
+
+    def destroy_node(self):
+        """Finish the recording (if any), then destroy the node."""
+        self._close_recording()
+        return super().destroy_node()
 
     def _publish_due(self, ticks):
         """True when tick number ``ticks`` crosses a publish_rate period."""

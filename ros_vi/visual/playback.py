@@ -135,7 +135,9 @@ def _decimals(step):
 
 def _atomic(path, write):
     """``write(tmp)`` to a temporary file beside ``path`` (same suffix), renamed into
-    place: a failed run leaves no half-written picture."""
+    place: a failed run leaves no half-written picture.  (Not
+    :func:`ros_vi.recording.atomic_write`: ffmpeg writes an MP4 itself, given a file name,
+    not through a file handle.)"""
     folder = os.path.dirname(os.path.abspath(path))
     suffix = os.path.splitext(path)[1]
     fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix=suffix,

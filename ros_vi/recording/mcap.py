@@ -1,0 +1,474 @@
+"""Recordings as ROS 2 bags: MCAP files (profile ``ros2``, CDR messages, ``ros2msg`` schemas).
+
+What is in a ros_vi MCAP (topic names under the writer's ``namespace``, '' by default):
+
+========================  ===========================  ======================================
+topic                     type                         when
+========================  ===========================  ======================================
+``/joint_states``         sensor_msgs/msg/JointState   every sample: the recording's row
+                                                       (configs, then mimic joints),
+                                                       ``header.stamp`` = sample time
+``/tf``                   tf2_msgs/msg/TFMessage       every sample given transforms: moving
+                                                       joints, parent link -> child link
+``/tf_static``            tf2_msgs/msg/TFMessage       once (fixed joints), transient local
+``/clock``                rosgraph_msgs/msg/Clock      every sample (unless ``clock=False``)
+``/robot_description``    std_msgs/msg/String          once, if the URDF is known,
+                                                       transient local
+``/energy``               std_msgs/msg/Float64         every sample: total energy T + V [J]
+========================  ===========================  ======================================
+
+Times are **simulation time**: every message's log and publish time is its sample time in
+integer nanoseconds, as in a bag recorded with ``use_sim_time`` (so a run starting at t = 0
+is dated 1970-01-01 by tools that show dates).  ``/energy`` has no header: its log time is
+the stamp of the joint state it belongs to.  The recording's metadata is an MCAP metadata
+record named ``ros_vi``, each value JSON-encoded.  The message definitions are embedded
+(one schema per type, the ``.msg`` text with its ``MSG: pkg/Type`` sections), and every
+channel carries ``offered_qos_profiles`` as ``ros2 bag record`` writes them (integer QoS
+enums, which rosbag2 reads from Humble on), so ``ros2 bag play`` offers ``/tf_static`` and
+``/robot_description`` latched.
+
+No ROS installation is needed: messages are plain dicts serialised with the ``mcap`` and
+``mcap-ros2-support`` packages.  docs/recording.md shows how to open the files.
+"""
+import json
+import os
+
+import numpy as np
+from mcap.exceptions import McapError
+from mcap.reader import make_reader
+from mcap.well_known import MessageEncoding, Profile, SchemaEncoding
+from mcap.writer import CompressionType, Writer
+from mcap_ros2.decoder import DecoderFactory
+# mcap_ros2's own Writer registers channels without metadata, and the ros2 profile wants
+# offered_qos_profiles on each; so the file is written with mcap's Writer and only the
+# CDR encoder comes from mcap_ros2 (test/test_recording_mcap.py checks both halves)
+from mcap_ros2._dynamic import serialize_dynamic
+
+from ..conventions import join_ns, matrix_to_pose, split_ns, time_to_ns
+from . import Recording, RecordingWriter, atomic_write
+
+__all__ = ['McapWriter', 'write_recording', 'read_recording', 'MESSAGE_DEFINITIONS',
+           'message_definition', 'TOPICS', 'METADATA_NAME']
+
+METADATA_NAME = 'ros_vi'
+
+# {topic (relative to the namespace): ROS type}
+TOPICS = {
+    'joint_states': 'sensor_msgs/msg/JointState',
+    'tf': 'tf2_msgs/msg/TFMessage',
+    'tf_static': 'tf2_msgs/msg/TFMessage',
+    'clock': 'rosgraph_msgs/msg/Clock',
+    'robot_description': 'std_msgs/msg/String',
+    'energy': 'std_msgs/msg/Float64',
+}
+
+# The fields of every type used (the .msg files without comments; a type without a package
+# is in the package of the message that names it, as in the .msg files).
+MESSAGE_DEFINITIONS = {
+    'sensor_msgs/msg/JointState': (
+        'std_msgs/Header header\n'
+        'string[] name\n'
+        'float64[] position\n'
+        'float64[] velocity\n'
+        'float64[] effort\n'),
+    'std_msgs/msg/Header': (
+        'builtin_interfaces/Time stamp\n'
+        'string frame_id\n'),
+    'builtin_interfaces/msg/Time': (
+        'int32 sec\n'
+        'uint32 nanosec\n'),
+    'tf2_msgs/msg/TFMessage': (
+        'geometry_msgs/TransformStamped[] transforms\n'),
+    'geometry_msgs/msg/TransformStamped': (
+        'std_msgs/Header header\n'
+        'string child_frame_id\n'
+        'Transform transform\n'),
+    'geometry_msgs/msg/Transform': (
+        'Vector3 translation\n'
+        'Quaternion rotation\n'),
+    'geometry_msgs/msg/Vector3': (
+        'float64 x\n'
+        'float64 y\n'
+        'float64 z\n'),
+    'geometry_msgs/msg/Quaternion': (
+        'float64 x 0\n'
+        'float64 y 0\n'
+        'float64 z 0\n'
+        'float64 w 1\n'),
+    'rosgraph_msgs/msg/Clock': (
+        'builtin_interfaces/Time clock\n'),
+    'std_msgs/msg/String': (
+        'string data\n'),
+    'std_msgs/msg/Float64': (
+        'float64 data\n'),
+}
+
+_SEPARATOR = '=' * 80
+
+
+def _field_types(ros_type):
+    """The message types named by the fields of ``ros_type`` (full names, in field order)."""
+    package = ros_type.split('/')[0]
+    out = []
+    for line in MESSAGE_DEFINITIONS[ros_type].splitlines():
+        base = line.split()[0].split('[')[0]
+        if base[:1].isupper() or '/' in base:
+            pkg, _, name = base.rpartition('/')
+            out.append('%s/msg/%s' % (pkg or package, name))
+    return out
+
+
+def message_definition(ros_type):
+    """The schema text of ``ros_type`` ('pkg/msg/Type') as rosbag2 embeds it: its fields,
+    then each type it uses (depth first, once each) after a line of '=' and ``MSG: pkg/Type``.
+    """
+    order, stack = [], list(reversed(_field_types(ros_type)))
+    while stack:
+        dep = stack.pop()
+        if dep not in order:
+            order.append(dep)
+            stack.extend(reversed(_field_types(dep)))
+    parts = [MESSAGE_DEFINITIONS[ros_type]]
+    for dep in order:
+        pkg, _, name = dep.split('/')
+        parts.append('%s\nMSG: %s/%s\n%s' % (_SEPARATOR, pkg, name, MESSAGE_DEFINITIONS[dep]))
+    return ''.join(parts)
+
+
+def _qos_profile(latched):
+    """``offered_qos_profiles`` of a channel, as rosbag2 writes it: a YAML list with one
+    profile, enums as rmw's integers (keep last 1; reliable 1; transient local 1 or volatile
+    2; liveliness automatic 1), durations 0 = unspecified."""
+    depth, durability = (1, 1) if latched else (10, 2)
+    zero = '{sec: 0, nsec: 0}'
+    return ('- history: 1\n  depth: %d\n  reliability: 1\n  durability: %d\n'
+            '  deadline: %s\n  lifespan: %s\n  liveliness: 1\n'
+            '  liveliness_lease_duration: %s\n  avoid_ros_namespace_conventions: false\n'
+            % (depth, durability, zero, zero, zero))
+
+
+def _namespace(namespace):
+    namespace = (namespace or '').strip()
+    if namespace and (not namespace.startswith('/') or namespace.endswith('/')
+                      or '//' in namespace or ' ' in namespace):
+        raise ValueError("namespace %r: expected '' or '/name' (no trailing '/')" % namespace)
+    return namespace
+
+
+def _stamp(ns):
+    sec, nanosec = split_ns(ns)
+    return {'sec': sec, 'nanosec': nanosec}
+
+
+def _transform_msgs(transforms, stamp):
+    out = []
+    for parent, child, g in transforms:
+        (x, y, z), (qx, qy, qz, qw) = matrix_to_pose(g)
+        out.append({'header': {'stamp': stamp, 'frame_id': parent}, 'child_frame_id': child,
+                    'transform': {'translation': {'x': x, 'y': y, 'z': z},
+                                  'rotation': {'x': qx, 'y': qy, 'z': qz, 'w': qw}}})
+    return out
+
+
+def _floats(values):
+    return [float(v) for v in values]
+
+
+class McapWriter(RecordingWriter):
+    """Streams a recording into a ROS 2 MCAP file (the module doc lists the topics).
+
+    The file is created at construction (ValueError naming it if it cannot be) and every
+    :meth:`append` writes at once; :meth:`close` (called by the ``with`` block, also when an
+    exception leaves it) finishes the file (summary, metadata, footer), so a run that fails
+    keeps a valid MCAP of what it recorded.  :meth:`recording` gives the samples appended so
+    far, as for every :class:`RecordingWriter`.
+
+    path: the .mcap file; robot_description: URDF text ('' for none); metadata: ``{str:
+    JSON-able}``, written at close (keys added before :meth:`close` are kept, e.g. a final
+    ``status``); namespace: prefix of every topic ('' or '/name'); clock: write ``/clock``.
+    stream: an open binary file to write into instead of opening ``path`` (then ``path`` only
+    names the recording in messages, and the caller closes the stream).
+    """
+
+    def __init__(self, path, robot_description='', metadata=None, namespace='', clock=True,
+                 stream=None):
+        super().__init__(path, robot_description, metadata)
+        self.namespace = _namespace(namespace)
+        self.clock = bool(clock)
+        self._own_stream = stream is None
+        if stream is None:
+            try:
+                stream = open(self.path, 'wb')
+            except OSError as err:
+                raise ValueError('recording %r: cannot write it: %s'
+                                 % (self.path, err.strerror or err)) from None
+        self._stream = stream
+        self._mcap = Writer(stream, compression=CompressionType.ZSTD)
+        self._mcap.start(profile=Profile.ROS2, library='ros_vi')
+        self._schemas = {}      # ROS type -> (schema id, CDR encoder)
+        self._channels = {}     # topic -> (channel id, encoder, messages written)
+        self._started = False
+
+    def _topic(self, name):
+        return '%s/%s' % (self.namespace, name)
+
+    def _write(self, name, message, ns):
+        topic = self._topic(name)
+        entry = self._channels.get(topic)
+        if entry is None:
+            ros_type = TOPICS[name]
+            if ros_type not in self._schemas:
+                schema_id = self._mcap.register_schema(
+                    ros_type, SchemaEncoding.ROS2, message_definition(ros_type).encode())
+                encoder = serialize_dynamic(ros_type, message_definition(ros_type))[ros_type]
+                self._schemas[ros_type] = (schema_id, encoder)
+            schema_id, encoder = self._schemas[ros_type]
+            latched = name in ('tf_static', 'robot_description')
+            channel_id = self._mcap.register_channel(
+                topic, MessageEncoding.CDR, schema_id,
+                {'offered_qos_profiles': _qos_profile(latched)})
+            entry = self._channels[topic] = [channel_id, encoder, 0]
+        channel_id, encoder, count = entry
+        self._mcap.add_message(channel_id, log_time=ns, data=encoder(message),
+                               publish_time=ns, sequence=count)
+        entry[2] = count + 1
+
+    def _start(self, ns, static_transforms):
+        """The once-only topics, dated ``ns`` [ns]: robot_description, tf_static."""
+        self._started = True
+        if self.robot_description:
+            self._write('robot_description', {'data': self.robot_description}, ns)
+        if static_transforms:
+            self._write('tf_static', {'transforms': _transform_msgs(static_transforms,
+                                                                   _stamp(ns))}, ns)
+
+    def _sample_ns(self, t):
+        ns = time_to_ns(t)
+        if ns < 0:
+            raise ValueError('recording %r: sample time %r s is before 0 (MCAP log times are '
+                             'unsigned nanoseconds)' % (self.path, float(t)))
+        return ns
+
+    def _write_sample(self, t, names, position, velocity, effort, energy, transforms=None,
+                      static_transforms=None):
+        """One sample: t [s]; names, position, velocity, effort (nj,) in joint_states order;
+        energy [J]; transforms / static_transforms ``[(parent, child, (4, 4))]``."""
+        ns = self._sample_ns(t)
+        if not self._started:
+            self._start(ns, static_transforms)
+        stamp = _stamp(ns)
+        self._write('joint_states', {
+            'header': {'stamp': stamp, 'frame_id': ''}, 'name': list(names),
+            'position': _floats(position), 'velocity': _floats(velocity),
+            'effort': _floats(effort)}, ns)
+        if transforms:
+            self._write('tf', {'transforms': _transform_msgs(transforms, stamp)}, ns)
+        if self.clock:
+            self._write('clock', {'clock': stamp}, ns)
+        self._write('energy', {'data': float(energy)}, ns)
+
+    def append(self, state, transforms=None, static_transforms=None):
+        """Write the :class:`~ros_vi.simulation.SimState` ``state`` now: joint_states,
+        energy, clock, and ``transforms`` (``[(parent, child, (4, 4) pose of child in
+        parent)]``, :meth:`ros_vi.simulation.Simulation.link_transforms`) on tf.  The first
+        call also writes robot_description and ``static_transforms`` on tf_static."""
+        if self.closed:
+            raise ValueError('recording %r: append after close' % self.path)
+        self._sample_ns(state.t)       # refused before the sample is counted
+        super().append(state)
+        self._write_sample(self._t[-1], self._names, self._pos[-1], self._vel[-1],
+                           self._eff[-1], self._energy[-1], transforms, static_transforms)
+
+    def close(self):
+        """Finish the file (idempotent).  A metadata value that is not JSON-able raises
+        ValueError naming its key, after the file is finished without the metadata."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if not self._started:
+                self._start(0, None)
+            encoded = {}
+            for key, value in self.metadata.items():
+                try:
+                    encoded[str(key)] = json.dumps(value)
+                except (TypeError, ValueError) as err:
+                    raise ValueError('recording %r: metadata %r: %s' % (self.path, key, err)) \
+                        from None
+            self._mcap.add_metadata(METADATA_NAME, encoded)
+        finally:
+            try:
+                self._mcap.finish()
+            finally:
+                if self._own_stream:
+                    self._stream.close()
+
+
+class _RecordedRobot:
+    """Link transforms of a recording's robot at its recorded positions: the URDF imported
+    with the prefix the recording's joint names carry, and a Simulation's link transforms
+    (the ones the simulator publishes) evaluated at each row."""
+
+    def __init__(self, rec):
+        from ..simulation import Simulation
+        from ..urdf import import_urdf
+        names = [c.name for c in import_urdf(rec.robot_description).configs]
+        prefix = _joint_prefix(names, rec.joint_names)
+        if prefix is None:
+            missing = [n for n in names if n not in rec.joint_names]
+            raise ValueError('the recording\'s robot_description has joints %s that the '
+                             'recording does not have (it has %s)'
+                             % (', '.join(missing), ', '.join(rec.joint_names)))
+        self.sim = Simulation.from_urdf(rec.robot_description, prefix=prefix or None)
+        self.columns = [rec.joint_names.index(n) for n in self.sim.joint_names]
+
+    def transforms(self, position_row):
+        return self.sim.link_transforms_at(np.asarray(position_row)[self.columns])
+
+
+def _joint_prefix(urdf_names, recorded_names):
+    """The prefix p with p + name in ``recorded_names`` for every URDF config name, or
+    None."""
+    if not urdf_names:
+        return ''
+    first = urdf_names[0]
+    for name in recorded_names:
+        if name.endswith(first):
+            prefix = name[:len(name) - len(first)]
+            if all(prefix + n in recorded_names for n in urdf_names):
+                return prefix
+    return None
+
+
+def write_recording(rec, path):
+    """Write the :class:`~ros_vi.recording.Recording` ``rec`` to ``path`` as a ROS 2 MCAP
+    (atomically: a temporary file renamed into place).  With a URDF
+    (``rec.robot_description``), ``/tf`` and ``/tf_static`` come from importing it and
+    evaluating the link transforms at each sample's positions; without one there is no tf.
+    """
+    path = os.fspath(path)
+    robot = _RecordedRobot(rec) if rec.robot_description.strip() else None
+
+    def write(fh):
+        with McapWriter(path, rec.robot_description, rec.metadata, stream=fh) as writer:
+            static = robot.sim.static_transforms() if robot is not None else None
+            for k in range(len(rec)):
+                writer._write_sample(
+                    rec.t[k], rec.joint_names, rec.position[k], rec.velocity[k],
+                    rec.effort[k], rec.energy[k],
+                    robot.transforms(rec.position[k]) if robot is not None else None,
+                    static)
+    atomic_write(path, write)
+
+
+# ---------------------------------------------------------------------- reading
+def _find_joint_states(channels, schemas):
+    """The joint_states topic: '/joint_states', else the only '<ns>/joint_states'."""
+    candidates = sorted(c.topic for c in channels.values()
+                        if c.topic.endswith('/joint_states') and c.schema_id in schemas
+                        and schemas[c.schema_id].name == 'sensor_msgs/msg/JointState')
+    if '/joint_states' in candidates:
+        return '/joint_states'
+    if len(candidates) == 1:
+        return candidates[0]
+    if not candidates:
+        raise ValueError('no sensor_msgs/msg/JointState topic named .../joint_states (topics: '
+                         '%s)' % (', '.join(sorted(c.topic for c in channels.values()))
+                                  or 'none'))
+    raise ValueError('several joint_states topics (%s); which one is ambiguous'
+                     % ', '.join(candidates))
+
+
+def _joint_table(path, samples):
+    """Arrays (N, nj) from joint_states messages whose name lists may differ (a bag with
+    several publishers): the joints in order of first appearance, nan where a message does
+    not carry a joint or leaves an array empty."""
+    names = []
+    index = {}
+    for _, msg in samples:
+        for name in msg.name:
+            if name not in index:
+                index[name] = len(names)
+                names.append(name)
+    n = len(samples)
+    arrays = {key: np.full((n, len(names)), np.nan) for key in ('position', 'velocity',
+                                                                'effort')}
+    for k, (_, msg) in enumerate(samples):
+        cols = [index[name] for name in msg.name]
+        for key, out in arrays.items():
+            values = getattr(msg, key)
+            if len(values) == 0:
+                continue
+            if len(values) != len(cols):
+                raise ValueError('recording %r: joint_states message %d has %d names but %d '
+                                 '%s values' % (path, k, len(cols), len(values), key))
+            out[k, cols] = values
+    return names, arrays
+
+
+_MAGIC = b'\x89MCAP0\r\n'
+_INCOMPLETE = ('an incomplete MCAP: no summary at its end (truncated, or its writer was never '
+               'closed; `mcap recover` can salvage the messages)')
+
+
+def read_recording(path):
+    """A :class:`~ros_vi.recording.Recording` from a ROS 2 MCAP with ``/joint_states`` (or
+    one ``<namespace>/joint_states``): a ros_vi recording, or a bag from ``ros2 bag record``.
+
+    t [s] from the joint_states header stamps (ns resolution); positions, velocities and
+    efforts by joint name (nan where a message has none); energy from ``<ns>/energy`` at the
+    same log time (nan if absent); robot_description from ``<ns>/robot_description`` ('' if
+    absent); metadata from the ``ros_vi`` metadata record.  ValueError naming the file when
+    it is not a complete MCAP (e.g. truncated by a killed process: ``mcap recover`` can
+    salvage it) or has no joint_states.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, 'rb') as fh:
+            if fh.read(len(_MAGIC)) != _MAGIC:
+                raise ValueError('not an MCAP file (it does not start with the MCAP magic)')
+            fh.seek(0)
+            reader = make_reader(fh, decoder_factories=[DecoderFactory()])
+            try:
+                summary = reader.get_summary()
+            except (McapError, OSError):       # a footer that is not one: cut short
+                summary = None
+            if summary is None:
+                raise ValueError(_INCOMPLETE)
+            js_topic = _find_joint_states(summary.channels, summary.schemas)
+            namespace = js_topic[:-len('/joint_states')]
+            energy_topic = namespace + '/energy'
+            desc_topic = namespace + '/robot_description'
+            samples, energy, description = [], {}, None
+            for item in reader.iter_decoded_messages(topics=[js_topic, energy_topic,
+                                                             desc_topic]):
+                topic, msg = item.channel.topic, item.decoded_message
+                if topic == js_topic:
+                    samples.append((join_ns(msg.header.stamp.sec, msg.header.stamp.nanosec),
+                                    msg))
+                elif topic == energy_topic:
+                    energy[item.message.log_time] = float(msg.data)
+                elif description is None:
+                    description = msg.data
+            metadata = {}
+            for record in reader.iter_metadata():
+                if record.name == METADATA_NAME:
+                    metadata.update({k: _json_or_text(v) for k, v in record.metadata.items()})
+    except ValueError as err:
+        raise ValueError('recording %r: %s' % (path, err)) from None
+    except (McapError, OSError) as err:
+        raise ValueError('recording %r: cannot read it as a ROS 2 MCAP: %s: %s'
+                         % (path, type(err).__name__, err)) from None
+    names, arrays = _joint_table(path, samples)
+    stamps = [ns for ns, _ in samples]
+    return Recording(np.array(stamps, dtype=np.int64) / 1e9, names, arrays['position'],
+                     arrays['velocity'], arrays['effort'],
+                     np.array([energy.get(ns, np.nan) for ns in stamps], dtype=float),
+                     description or '', metadata)
+
+
+def _json_or_text(value):
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
