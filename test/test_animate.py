@@ -317,6 +317,17 @@ def test_cli_writes_the_gif_next_to_the_recording_by_default(tmp_path, swing, ca
         assert im.n_frames == 5 and im.size == (160, 120)
 
 
+def test_cli_draws_an_mcap_recording_from_the_urdf_it_carries(tmp_path, swing, capsys):
+    _, rec = swing
+    bag = tmp_path / 'run.mcap'
+    save_recording(rec, bag)
+    assert load_recording(bag).robot_description == rec.robot_description
+    assert main(['animate', str(bag), '--fps', '8', '--size', '160x120']) == 0
+    assert 'run.gif (8 frames at 8 fps' in capsys.readouterr().out
+    with Image.open(tmp_path / 'run.gif') as im:
+        assert im.n_frames == 8
+
+
 def test_cli_draws_a_csv_recording_with_the_model_given(tmp_path, swing, capsys):
     _, rec = swing
     csv = tmp_path / 'run.csv'
