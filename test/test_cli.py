@@ -335,3 +335,24 @@ def test_a_failing_simulation_leaves_a_readable_mcap(tmp_path, monkeypatch, caps
     counts, states = _bag_counts_and_joint_states(mcap)
     assert counts['/joint_states'] == counts['/tf'] == 6
     assert states[-1][0] == 50_000_000
+
+
+def test_simulate_animates_and_animate_draws_a_still(tmp_path):
+    from PIL import Image
+    gif, npz, png = tmp_path / 'run.gif', tmp_path / 'run.npz', tmp_path / 'still.png'
+    status, out, err = ros_vi('simulate', 'arm7', '--duration', 0.4, '--dt', 0.01,
+                              '--velocity', 'joint_1=2', '--out', npz, '--animate', gif,
+                              check=0)
+    assert 'animation: %s (10 frames)' % gif in out
+    assert 'link_1' in err                     # its mesh is not found: drawn as a skeleton
+    with Image.open(gif) as movie:
+        assert movie.n_frames == 10
+        first = np.asarray(movie.convert('L'), dtype=float)
+        movie.seek(9)
+        last = np.asarray(movie.convert('L'), dtype=float)
+    assert first.std() > 10 and np.abs(first - last).mean() > 0.1
+    status, out, _ = ros_vi('animate', npz, '--out', png, '--start', 0.2, check=0)
+    assert 'still: %s (t = 0.2 s)' % png in out
+    assert _pixels(png).std() > 10
+    status, _, err = ros_vi('simulate', 'pendulum', '--animate', tmp_path / 'x.avi')
+    assert status == 2 and "--animate" in err and 'x.avi' in err

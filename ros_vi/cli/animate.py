@@ -5,6 +5,7 @@ written as a GIF or an MP4.
     ros-vi animate run.mcap --out run.mp4 --fps 30 --size 1280x720
     ros-vi animate run.csv --model cartpole --view=-90,10 --speed 0.5
     ros-vi animate run.npz --start 2 --end 4 --frames
+    ros-vi animate run.npz --out still.png --start 4.2      # one still picture at t = 4.2 s
 
 The robot comes from the recording's URDF (npz and MCAP keep it) or ``--model`` (needed for
 a CSV recording; also to draw a recording with another description of the same robot).
@@ -27,7 +28,8 @@ HELP = 'draw a recording as a GIF or MP4 animation of the robot'
 def add_arguments(parser):
     parser.add_argument('file', metavar='FILE', help='a recording: .npz, .csv or .mcap')
     parser.add_argument('--out', default=None,
-                        help='.gif or .mp4 (default FILE with the suffix .gif)')
+                        help='.gif or .mp4 (default FILE with the suffix .gif); .png: one '
+                             'still picture at --start')
     parser.add_argument('--model', default=None, metavar='MODEL',
                         help='URDF/xacro file or shipped model name (default: the recording\'s '
                              'own URDF; needed for csv)')
@@ -80,9 +82,9 @@ def run(args):
     from .models import resolve_model
     out = args.out or os.path.splitext(args.file)[0] + '.gif'
     suffix = os.path.splitext(out)[1].lower()
-    if suffix not in OUTPUT_TYPES:
-        raise CommandError('--out %r: unknown file type %r (use %s)'
-                           % (out, suffix, ' or '.join(OUTPUT_TYPES)))
+    if suffix not in OUTPUT_TYPES + ('.png',):
+        raise CommandError('--out %r: unknown file type %r (use %s or .png)'
+                           % (out, suffix, ', '.join(OUTPUT_TYPES)))
     size = _size(args.size)
     azimuth, elevation = _view(args.view)
     for name in ('fps', 'speed'):
@@ -105,6 +107,8 @@ def run(args):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         try:
+            if suffix == '.png':
+                return _still(rec, out, urdf, base_dir, args, size, azimuth, elevation, caught)
             result = animate(rec, out, urdf=urdf, base_dir=base_dir, fps=args.fps,
                              speed=args.speed, size=size, azimuth=azimuth,
                              elevation=elevation, frames=args.frames, start=args.start,
@@ -121,4 +125,15 @@ def run(args):
     print('animation: %s (%d frames at %g fps, %.4g s; recording %.4g to %.4g s at %gx)'
           % (out, result.frames, result.fps, result.duration, result.start, result.end,
              args.speed))
+    return 0
+
+
+def _still(rec, out, urdf, base_dir, args, size, azimuth, elevation, caught):
+    """--out X.png: the recording at --start (default its first sample) as one picture."""
+    from ..visual import render_frame
+    render_frame(rec, out, t=args.start, urdf=urdf, base_dir=base_dir, size=size,
+                 azimuth=azimuth, elevation=elevation, frames=args.frames)
+    for w in caught:
+        print('warning: %s' % w.message, file=sys.stderr)
+    print('still: %s (t = %.4g s)' % (out, rec.t[0] if args.start is None else args.start))
     return 0

@@ -1,6 +1,7 @@
 """Simulate a model offline (no ROS): the closed loop of the simulator node, in one process.
 
     ros-vi simulate pendulum --controller swingup --out run.npz --plot run.png
+    ros-vi simulate acrobot --controller swingup --animate swingup.gif
     ros-vi simulate arm7 --duration 2 --dt 0.001 --initial joint_2=0.5 --out run.mcap
     ros-vi simulate robot.urdf --gravity 0 --velocity joint_1=1.0
 
@@ -50,6 +51,9 @@ def add_arguments(parser):
                         help='record to these files (.npz, .csv, .mcap)')
     parser.add_argument('--plot', default=None, metavar='FILE',
                         help='image of q, v, effort and energy against time (e.g. run.png)')
+    parser.add_argument('--animate', default=None, metavar='FILE',
+                        help='animation of the robot (.gif or .mp4; ros-vi animate with its '
+                             'defaults)')
     parser.add_argument('--progress', dest='progress', action='store_true', default=None,
                         help='show the progress bar even when not on a terminal')
     parser.add_argument('--no-progress', dest='progress', action='store_false',
@@ -140,6 +144,8 @@ def run(args):
     for path in args.out:
         if os.path.splitext(path)[1].lower() not in FORMATS:
             raise CommandError('--out %r: unknown file type (use %s)' % (path, ', '.join(FORMATS)))
+    if args.animate and os.path.splitext(args.animate)[1].lower() not in ('.gif', '.mp4'):
+        raise CommandError('--animate %r: unknown file type (use .gif or .mp4)' % args.animate)
     source = resolve_model(args.model)
     plant, quirks = import_model(source, args.gravity)
     for q in quirks:
@@ -177,7 +183,7 @@ def run(args):
                 w.append(state, sim.link_transforms(), static)
             else:
                 w.append(state)
-        if args.plot:
+        if args.plot or args.animate:
             memory.append(state)
         progress.update(state.t, 0.0)
 
@@ -203,6 +209,17 @@ def run(args):
         from .plot import plot_recording
         plot_recording(memory.recording(), args.plot)
         print('plot: %s' % args.plot)
+    if args.animate:
+        import warnings
+        from ..visual import animate
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            movie = animate(memory.recording(), args.animate,
+                            base_dir=os.path.dirname(os.path.abspath(source.path)))
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            if message not in quirks:            # the importer's were printed already
+                print('warning: %s' % message, file=sys.stderr)
+        print('animation: %s (%d frames)' % (args.animate, movie.frames))
     return status
 
 

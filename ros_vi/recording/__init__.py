@@ -150,19 +150,21 @@ def open_writer(path, robot_description='', metadata=None):
 
 
 def atomic_write(path, write):
-    """``write(fh)`` into a temporary file beside ``path`` (binary), then rename it into
-    place: readers never see a half-written file.  ValueError naming ``path`` when its
-    folder cannot be written."""
+    """``write(tmp)`` to a temporary file name beside ``path`` (same suffix), then rename it
+    into place with the usual permissions: readers never see a half-written file, and a
+    failed write leaves nothing.  ValueError naming ``path`` when its folder cannot be
+    written.  (A name, not a handle, so that writers such as ffmpeg can open it themselves.)
+    """
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.',
+                                   suffix=os.path.splitext(path)[1], dir=folder)
     except OSError as err:
-        raise ValueError('recording %r: cannot write it: %s' % (path, err.strerror or err)) \
-            from None
+        raise ValueError('cannot write %r: %s' % (path, err.strerror or err)) from None
+    os.close(fd)
     try:
-        with os.fdopen(fd, 'wb') as fh:
-            write(fh)
+        write(tmp)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)       # mkstemp's 0600 is not what a user expects
@@ -180,14 +182,17 @@ def save_recording(rec, path):
         from .mcap import write_recording
         write_recording(rec, path)
     elif ext == '.npz':
-        def write(fh):
-            np.savez(fh, format=_NPZ_FORMAT, t=rec.t, joint_names=np.array(rec.joint_names, dtype=str),
-                     position=rec.position, velocity=rec.velocity, effort=rec.effort,
+        def write(tmp):
+            np.savez(tmp, format=_NPZ_FORMAT, t=rec.t,
+                     joint_names=np.array(rec.joint_names, dtype=str), position=rec.position, velocity=rec.velocity, effort=rec.effort,
                      energy=rec.energy, robot_description=np.array(rec.robot_description),
                      metadata=np.array(json.dumps(rec.metadata)))
         atomic_write(path, write)
     else:
-        atomic_write(path, lambda fh: fh.write(_csv_text(rec).encode()))
+        def write(tmp):
+            with open(tmp, 'w', encoding='utf-8', newline='') as fh:
+                fh.write(_csv_text(rec))
+        atomic_write(path, write)
 
 
 def _csv_text(rec):

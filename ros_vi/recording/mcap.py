@@ -349,8 +349,9 @@ def write_recording(rec, path):
     path = os.fspath(path)
     robot = _RecordedRobot(rec) if rec.robot_description.strip() else None
 
-    def write(fh):
-        with McapWriter(path, rec.robot_description, rec.metadata, stream=fh) as writer:
+    def write(tmp):
+        with open(tmp, 'wb') as fh, \
+                McapWriter(path, rec.robot_description, rec.metadata, stream=fh) as writer:
             static = robot.sim.static_transforms() if robot is not None else None
             for k in range(len(rec)):
                 writer._write_sample(

@@ -8,13 +8,13 @@ the robot's forward kinematics at those positions (mimic joints follow their lea
 """
 import math
 import os
-import tempfile
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
 
+from ..recording import atomic_write
 from ..urdf import import_urdf, link_geometry
 from .render import RobotScene, draw, fit_view
 
@@ -133,29 +133,6 @@ def _decimals(step):
     return max(2, int(math.ceil(-math.log10(step))) if step < 1 else 0)
 
 
-def _atomic(path, write):
-    """``write(tmp)`` to a temporary file beside ``path`` (same suffix), renamed into
-    place: a failed run leaves no half-written picture.  (Not
-    :func:`ros_vi.recording.atomic_write`: ffmpeg writes an MP4 itself, given a file name,
-    not through a file handle.)"""
-    folder = os.path.dirname(os.path.abspath(path))
-    suffix = os.path.splitext(path)[1]
-    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix=suffix,
-                               dir=folder)
-    os.close(fd)
-    try:
-        write(tmp)
-        # mkstemp's file is private (0600): give the picture the usual permissions
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _write_gif(path, frames, fps, count):
     # GIF delays are whole centiseconds: spread the rounding so the average rate is fps
     ticks = np.round(np.arange(count + 1) * 100.0 / fps)
@@ -253,9 +230,9 @@ def animate(recording, path, urdf=None, base_dir=None, fps=25.0, speed=1.0,
                        supersample=supersample)
 
     if suffix == '.gif':
-        _atomic(path, lambda tmp: _write_gif(tmp, pictures(), fps, len(times)))
+        atomic_write(path, lambda tmp: _write_gif(tmp, pictures(), fps, len(times)))
     else:
-        _atomic(path, lambda tmp: _write_mp4(tmp, pictures(), fps, size))
+        atomic_write(path, lambda tmp: _write_mp4(tmp, pictures(), fps, size))
     return Animation(path, len(times), len(times) / fps, float(fps), view,
                      float(times[0]), float(times[-1]))
 
@@ -272,7 +249,9 @@ def render_frame(source, path=None, t=None, positions=None, urdf=None, base_dir=
         interpolated; its robot from ``urdf`` when given, from its ``robot_description``
         otherwise) or URDF text (shown at ``positions``: ``{joint: value}`` [rad or m],
         others 0).
-    The camera is fitted to this one pose (see :func:`animate` for the other arguments).
+    The camera is fitted to the recording's whole motion, as :func:`animate` fits it (a
+    still is a frame of the animation), or to the one pose of a URDF (see :func:`animate`
+    for the other arguments).
     """
     size = _check_size(size)
     if isinstance(source, (str, bytes)):
@@ -297,7 +276,11 @@ def render_frame(source, path=None, t=None, positions=None, urdf=None, base_dir=
         q = config_positions(system, source, [time])[0]
         label = 't = %.2f s' % time
     track = link_pose_track(system, scene, [q])
-    view = fit_view(scene, track, size, azimuth, elevation, distance, target, frames=frames)
+    # a still of a recording is framed like the animation of it: on the whole motion
+    motion = track if label is None else link_pose_track(
+        system, scene, config_positions(system, source, np.linspace(
+            source.t[0], source.t[-1], min(len(source.t), 200))))
+    view = fit_view(scene, motion, size, azimuth, elevation, distance, target, frames=frames)
     img = draw(scene, track[0], view, label=label, supersample=supersample)
     if path is not None:
         img.save(os.fspath(path))
