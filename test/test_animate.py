@@ -341,7 +341,7 @@ def test_cli_draws_a_csv_recording_with_the_model_given(tmp_path, swing, capsys)
 
 @pytest.mark.parametrize('args, culprit', [
     (['--out', '{tmp}/run.avi'], "--out '{tmp}/run.avi': unknown file type '.avi' "
-                                 "(use .gif or .mp4)"),
+                                 "(use .gif, .mp4 or .png)"),
     (['--model', 'cartpole'], "the model's joints 'cart', 'pole' are not in the recording; "
                               "the recording's joints 'theta' are not in the model"),
     (['--model', 'nosuchmodel'], "unknown model 'nosuchmodel'"),
@@ -434,8 +434,9 @@ def test_a_still_of_a_recording_is_its_pose_at_that_time(swing):
     q = config_positions(system, rec, [0.5])
     theta = np.interp(0.5, rec.t, rec.position[:, 0])
     assert q[0, 0] == theta
-    track = link_pose_track(system, scene, q)
-    view = fit_view(scene, track, (320, 240))
+    # framed on the whole motion, as the animation is
+    motion = link_pose_track(system, scene, config_positions(system, rec, rec.t))
+    view = fit_view(scene, motion, (320, 240))
     (bob_px,), _ = view.project([[0.0, math.sin(theta), -math.cos(theta)]])
     assert _shows(img, bob_px, (0.7, 0.7, 0.7))
     with pytest.raises(ValueError, match=r't 7 s is outside the recording \(0 to 1 s\)'):
