@@ -26,9 +26,11 @@ setup(
         share('rviz', '*.rviz'),
     ],
     # mcap: recordings (ros_vi.recording.mcap); pillow, trimesh, imageio-ffmpeg: ros-vi
-    # animate (ros_vi.visual, ros_vi.urdf.shapes)
+    # animate (ros_vi.visual, ros_vi.urdf.shapes); coal, pyyaml: distance queries and their
+    # obstacle files (ros_vi.collision)
     install_requires=['setuptools', 'numpy', 'scipy', 'numba', 'mcap>=1.1',
-                      'mcap-ros2-support>=0.5,<0.7', 'pillow', 'trimesh', 'imageio-ffmpeg'],
+                      'mcap-ros2-support>=0.5,<0.7', 'pillow', 'trimesh', 'imageio-ffmpeg',
+                      'coal>=3.0', 'pyyaml'],
     zip_safe=True,
     maintainer='ros_vi maintainers',
     maintainer_email='ros_vi@example.com',

@@ -61,6 +61,17 @@ def precompile():
     for k in range(1, 4):
         mvi.step(0.01 * k)
     mvi.q2_dq1()
+    # the distance queries' kernels (ros_vi.collision): in-place kinematics and gradients
+    from ros_vi.mechanics import kernel
+    model = system.model
+    R, P = np.zeros((model.nf, 3, 3)), np.zeros((model.nf, 3))
+    S = np.zeros((model.nt, 6))
+    kernel.forward_kinematics_into(*model.tree_args(), model.joint_positions(np.zeros(model.nq)),
+                                   R, P)
+    kernel.joint_twists_into(model.kind, model.cframe, model.corder, R, P, S)
+    one = np.zeros(1, dtype=np.int64)
+    kernel.separation_rates_into(S, model.frame_anc, one, one + model.nf - 1, np.zeros((1, 3)),
+                                 np.ones((1, 3)), np.ones((1, 3)), np.zeros((1, model.nt)))
     return time.perf_counter() - start
 
 

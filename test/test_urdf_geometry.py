@@ -63,15 +63,22 @@ def test_shipped_shapes_are_the_xml(model, kind):
 
 
 def test_arm7_meshes_warn_once_per_file_and_are_kept_unresolved():
+    """arm7's visual meshes are references that never resolve (its collision geometry is
+    primitives, for the distance queries: it resolves without a warning)."""
     text = load_urdf_text(shipped_model('arm7'))
     with pytest.warns(URDFWarning) as record:
-        shapes = link_geometry(text, 'collision')
+        shapes = link_geometry(text, 'visual')
     messages = [str(w.message) for w in record]
     files = [s.filename for s in shapes]
-    assert len(messages) == len(set(files)) == len(files)
+    assert len(messages) == len(set(files)) == len(files) == 8
     for s, message in zip(shapes, messages):
         assert s.type == 'mesh' and s.path is None and s.triangles() is None
         assert repr(s.link) in message and s.filename in message and 'not found' in message
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', URDFWarning)
+        collisions = link_geometry(text, 'collision')
+    assert [s.link for s in collisions] == ['link_%d' % i for i in range(8)]
+    assert all(s.type in ('cylinder', 'box') for s in collisions)
 
 
 def _rotation(shape):

@@ -815,3 +815,35 @@ def frame_dots(X, D1, D2, fa, fb, ga, gb, e, cfg_ptr, cfg, order):
                 h2[m, q, p] = acc
                 h2[m, p, q] = acc
     return h, h1, h2
+
+
+@njit(cache=True)
+def separation_rates_into(S, frame_anc, fa, fb, pa, pb, n, out):
+    """First derivatives over the joint coordinates of ``n[k] . (x_b - x_a)`` where ``x_a``
+    is the world point ``pa[k]`` (3,) [m] carried by frame ``fa[k]``, ``x_b`` is ``pb[k]``
+    carried by frame ``fb[k]`` and the unit direction ``n[k]`` (3,) is held fixed: the
+    gradient of the distance between two convex bodies whose closest points are ``pa``,
+    ``pb`` and normal ``n`` (the closest points' own motion along the surfaces is
+    second order).  ``frame_anc`` (nf, nt): which coordinates move each frame (world-fixed
+    frames: none).  Writes ``out (k, nt)`` [m/rad or m/m].
+
+    For a coordinate with unit twist ``S_c = (w, v)`` a point p moves at ``w x p + v``, so
+    ``n . (w x p + v) = S_c . (p x n, n)``: one 6-vector per end instead of a Jacobian."""
+    k = fa.shape[0]
+    nt = S.shape[0]
+    for m in range(k):
+        n0, n1, n2 = n[m, 0], n[m, 1], n[m, 2]
+        a0, a1, a2 = pa[m, 0], pa[m, 1], pa[m, 2]
+        b0, b1, b2 = pb[m, 0], pb[m, 1], pb[m, 2]
+        # (p x n, n) for each end
+        ax0, ax1, ax2 = a1 * n2 - a2 * n1, a2 * n0 - a0 * n2, a0 * n1 - a1 * n0
+        bx0, bx1, bx2 = b1 * n2 - b2 * n1, b2 * n0 - b0 * n2, b0 * n1 - b1 * n0
+        for c in range(nt):
+            acc = 0.0
+            if frame_anc[fb[m], c]:
+                acc += (S[c, 0] * bx0 + S[c, 1] * bx1 + S[c, 2] * bx2
+                        + S[c, 3] * n0 + S[c, 4] * n1 + S[c, 5] * n2)
+            if frame_anc[fa[m], c]:
+                acc -= (S[c, 0] * ax0 + S[c, 1] * ax1 + S[c, 2] * ax2
+                        + S[c, 3] * n0 + S[c, 4] * n1 + S[c, 5] * n2)
+            out[m, c] = acc

@@ -10,9 +10,10 @@ from .xacro import xacro_to_urdf
 __all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text']
 
 
-def _import(source, where, strict=False, floating_base=None, **options):
+def _import(source, where, strict=False, floating_base=None, base_dir=None, **options):
     """Parse, validate and build; ``where`` None: named after the robot.  The tolerated
-    quirks are on ``system.urdf.warnings`` and emitted once each as URDFWarning."""
+    quirks are on ``system.urdf.warnings`` and emitted once each as URDFWarning; the
+    source and ``base_dir`` are kept on ``system.urdf`` (description, base_dir)."""
     if floating_base not in (None, 'euler'):
         raise ValueError("floating_base must be None or 'euler', got %r" % (floating_base,))
     root = parse_xml(source, where or 'URDF')
@@ -22,6 +23,7 @@ def _import(source, where, strict=False, floating_base=None, **options):
     tol = Tolerance(where, strict)
     system = build_system(read_description(root, where, tol, floating_base), where, tol=tol,
                           **options)
+    system.urdf._set_source(source, base_dir)
     tol.emit(stacklevel=4)
     return system
 
@@ -30,7 +32,7 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
                 base_rpy=None, base_pose=None, actuated='all', friction=False,
                 friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
                 limit_damping=10.0, limit_width=1e-3, massless='kinematic', strict=False,
-                floating_base=None, mimic='reduce'):
+                floating_base=None, mimic='reduce', base_dir=None):
     """Build a :class:`System` from a URDF given as an XML string (``robot_description``).
 
     Parameters
@@ -71,6 +73,10 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
         follows its leader and has no config; fast compiled path) or as holonomic
         :class:`constraints.Mimic` constraints (trep's formulation; the mimic joint keeps a
         config).  Both give the same motion (docs/urdf-import.md).
+    base_dir : str, optional
+        Folder of the URDF file, against which relative mesh paths are taken later
+        (collision queries, drawing); kept as ``system.urdf.base_dir`` beside the text
+        (``system.urdf.description``).  None: the current directory.
 
     Returns
     -------
@@ -87,7 +93,8 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
                    actuated=actuated, friction=friction, friction_velocity=friction_velocity,
                    enforce_limits=enforce_limits, limit_stiffness=limit_stiffness,
                    limit_damping=limit_damping, limit_width=limit_width, massless=massless,
-                   strict=strict, floating_base=floating_base, mimic=mimic)
+                   strict=strict, floating_base=floating_base, mimic=mimic,
+                   base_dir=base_dir)
 
 
 
@@ -117,9 +124,10 @@ def import_urdf_file(filename, system=None, prefix=None, xacro_args=None, allowe
     ``xacro_args`` selects xacro processing).  ``allowed_paths``: directories xacro may
     read besides the model's directory tree and the ROS packages (see
     :func:`xacro_to_urdf`; anything else is refused with :class:`URDFSecurityError`).
-    Other keywords: see :func:`import_urdf`.
+    Other keywords: see :func:`import_urdf`; ``base_dir`` is the file's folder.
     """
     text, where = _read(filename, xacro_args, allowed_paths)
+    options.setdefault('base_dir', os.path.dirname(os.path.abspath(os.fspath(filename))))
     return _import(text, where, system=system, prefix=prefix, **options)
 
 

@@ -30,9 +30,15 @@ class URDFRobot:
         self._link_frames = link_frames      # link name -> Frame (file order)
         self._forces = forces                # 'damping', 'friction', 'limits', 'gravity', 'mimic'
         self._warnings = ()
+        self._description = None
+        self._base_dir = None
 
     def _set_warnings(self, quirks):
         self._warnings = tuple(quirks)
+
+    def _set_source(self, description, base_dir):
+        self._description = description
+        self._base_dir = None if base_dir is None else str(base_dir)
 
     def __repr__(self):
         return '<URDFRobot %r prefix=%r: %d links, %d moving joints, %d mimic>' % (
@@ -59,6 +65,21 @@ class URDFRobot:
     def root_link(self):
         """URDF name of the root link."""
         return self._root_link
+
+    @property
+    def description(self):
+        """The URDF XML the robot was imported from (str or bytes, as given to the importer;
+        a ``.xacro`` file's processed text); None for a robot built from a parsed description
+        directly.  Read again by what needs more than the dynamics: the collision geometry
+        (:mod:`ros_vi.collision`), the shapes to draw (:func:`~ros_vi.urdf.link_geometry`)."""
+        return self._description
+
+    @property
+    def base_dir(self):
+        """Folder against which relative mesh paths of :attr:`description` are taken: the
+        URDF file's folder for :func:`~ros_vi.urdf.import_urdf_file`, the ``base_dir`` given
+        to :func:`~ros_vi.urdf.import_urdf` (None: the current directory)."""
+        return self._base_dir
 
     @property
     def warnings(self):
