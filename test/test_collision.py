@@ -265,6 +265,25 @@ def test_gradient_through_a_mimic_joint(mimic):
             assert J[1, 2] == pytest.approx(2.5, abs=1e-6)
 
 
+def test_an_overlap_coal_cannot_measure_is_measured_again():
+    """At this configuration link_5's cylinder overlaps cube1 and coal's EPA gives up
+    (answers -DBL_MAX) with a tolerance of 1e-12: the detector asks again, looser."""
+    q = np.array([0.66347707, 1.20003661, -0.49148675, 0.30416954, 0.80172312, 1.31256359,
+                  0.57067427])
+    system = arm7()
+    cube = {'cube1': SEED_OBSTACLES['cube1']}
+    default = CollisionDetector(system, [('link_5', 'cube1')], obstacles=cube)
+    tight = CollisionDetector(system, [('link_5', 'cube1')], obstacles=cube,
+                              penetration_tolerance=1e-12)
+    d = default.compute_distances(q)[0]
+    assert -0.02 < d < -0.015
+    assert tight.compute_distances(q)[0] == pytest.approx(d, abs=1e-5)
+    with pytest.raises(ValueError, match=r"penetration_tolerance must be a finite number > 0, "
+                                         r"got 0"):
+        CollisionDetector(system, [('link_5', 'cube1')], obstacles=cube,
+                          penetration_tolerance=0)
+
+
 # --------------------------------------------------------------------- shapes
 def test_a_link_with_several_shapes_is_their_union():
     system = mover(collision('<sphere radius="0.1"/>', xyz='0 0 0'),
@@ -501,3 +520,71 @@ def test_urdf_robot_keeps_its_description_and_folder(tmp_path):
     robot = import_urdf(MOVER % '', base_dir=str(tmp_path)).urdf
     assert robot.description == MOVER % '' and robot.base_dir == str(tmp_path)
     assert import_urdf(MOVER % '').urdf.base_dir is None
+
+
+# --------------------------------------------------------------------- command line, example
+def test_ros_vi_distances_reproduces_the_seed_scenario(capsys):
+    import json
+    from ros_vi.cli import main
+    args = ['distances', 'arm7', '--obstacles', 'package://ros_vi/config/obstacles_seed.yaml',
+            '--pair', 'link_7:ground', 'link_7:cube1', 'link_7:cube2', 'link_7:cube3',
+            '--random', '4', '--seed', '3']
+    assert main(args + ['--json']) == 0
+    rows = json.loads(capsys.readouterr().out)
+    det = seed_detector()
+    rng = np.random.default_rng(3)
+    for row in rows:
+        q = np.pi * (rng.random(7) - 0.5)
+        assert list(row['q'].values()) == pytest.approx(q.tolist(), abs=0)
+        d = det.compute_distances(q)
+        assert list(row['distances'].values()) == pytest.approx(d.tolist(), abs=1e-12)
+        assert row['in_collision'] == bool(np.any(d <= 0))
+        assert row['jacobian'] is None
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert 'link_7:ground  link_7:cube1  link_7:cube2  link_7:cube3  in collision' in text
+    assert '%.6f' % rows[0]['distances']['link_7:cube1'] in text
+
+
+def test_ros_vi_distances_jacobian_and_errors(capsys):
+    import json
+    from ros_vi.cli import main
+    assert main(['distances', 'arm7', '--pair', 'link_7:link_1', '--q', 'joint_2=1.2',
+                 'joint_4=2.0', '--jacobian', '--json']) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    q = np.array([0, 1.2, 0, 2.0, 0, 0, 0])
+    det = CollisionDetector(arm7(), [('link_7', 'link_1')])
+    np.testing.assert_allclose(list(row['jacobian']['link_7:link_1'].values()),
+                               det.distance_jacobian(q)[0], atol=1e-12)
+    for args, message in [
+            (['--pair', 'link_7:cube9'], "unknown object 'cube9'"),
+            (['--pair', 'tool:link_1'], "link 'tool' has no collision geometry"),
+            (['--pair', 'link_7'], "distance pair 'link_7' must be two object names"),
+            ([], 'give at least one --pair A:B (links of the model: world, link_0'),
+            (['--pair', 'link_7:link_1', '--random', '2', '--q', 'joint_1=1'],
+             'give --random or --q, not both'),
+            (['--pair', 'link_7:link_1', '--q', 'joint_9=1'], "unknown joint 'joint_9'"),
+            (['--pair', 'link_7:ground', '--obstacles', 'no_such.yaml'],
+             "obstacle file 'no_such.yaml': no such file")]:
+        assert main(['distances', 'arm7'] + args) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_the_collision_example_runs_the_seed_scenario(capsys):
+    import importlib
+    import sys
+    examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'examples')
+    sys.path.insert(0, examples)
+    try:
+        example = importlib.import_module('collision_distances')
+    finally:
+        sys.path.remove(examples)
+    result = example.main(['--configs', '6', '--seed', '2'])
+    out = capsys.readouterr().out
+    assert example.OBSTACLES == load_obstacles('package://ros_vi/config/obstacles_seed.yaml')
+    det = seed_detector()
+    for q, d, hit in zip(result['qs'], result['distances'], result['in_collision']):
+        np.testing.assert_array_equal(d, det.compute_distances(q))
+        assert hit == det.in_collision(q)
+    assert result['fd_error'] < 1e-5
+    assert 'largest difference to central finite differences' in out

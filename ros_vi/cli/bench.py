@@ -7,7 +7,7 @@ MuJoCo, trep and Pinocchio measured in the same run).
     ros-vi bench vi --full       # the script's own defaults (the README's tables)
 
 The benchmark scripts live in ``benchmarks/`` of a source checkout (they are not installed
-with the package); the MuJoCo comparison needs ``requirements-bench.txt``
+with the package); the MuJoCo and PyBullet comparisons need ``requirements-bench.txt``
 (``bash scripts/run_benchmarks.sh`` installs it).  Exit status 1 when a benchmark fails or
 reports a missed target.
 """
@@ -27,6 +27,7 @@ SHORT = {
     'urdf_import': ['--repeat', '5'],
     'simulator': ['--seconds', '1'],
     'vs_mujoco': ['--seconds', '2', '--sweep-steps', '150', '--floor-calls', '1000'],
+    'collision': ['--configs', '300', '--repeats', '3'],
 }
 
 

@@ -67,8 +67,9 @@ def resolve_model(spec):
 
 def import_model(source, gravity=None, **options):
     """``(system, warnings)``: the System of ``source`` (gravity |g| [m/s^2] along -z, default
-    :attr:`ModelSource.default_gravity`) and the importer's tolerated quirks as strings.
-    CommandError on a URDF the importer refuses."""
+    :attr:`ModelSource.default_gravity`; relative mesh paths against the file's folder) and
+    the importer's tolerated quirks as strings.  CommandError on a URDF the importer
+    refuses."""
     from ..urdf import URDFError, import_urdf
     g = source.default_gravity if gravity is None else float(gravity)
     if not math.isfinite(g):
@@ -76,7 +77,9 @@ def import_model(source, gravity=None, **options):
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')          # the quirks are reported from robot.warnings
         try:
-            system = import_urdf(source.text, gravity=(0.0, 0.0, -g), **options)
+            system = import_urdf(source.text, gravity=(0.0, 0.0, -g),
+                                 base_dir=os.path.dirname(os.path.abspath(source.path)),
+                                 **options)
         except URDFError as err:
             raise CommandError('%s: %s' % (source.path, err)) from None
     return system, [str(q) for q in system.urdf.warnings]

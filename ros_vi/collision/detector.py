@@ -23,6 +23,11 @@ Objects: a *link* (its URDF ``<collision>`` shapes, attached to the link frame) 
   (two shapes of a link equally close, parallel faces) the distance has a kink and the
   gradient is that of the pair coal returned.  Mimic joints are folded onto their leaders,
   like every derivative of ros_vi.
+* Overlapping shapes without a closed form (a cylinder or a mesh against a box, ...) are
+  measured by coal's EPA, less precisely than separated ones (see ``penetration_tolerance``);
+  when EPA gives up (coal then answers -DBL_MAX: a few calls in 10^5 with tolerances below
+  1e-8) the call is repeated with looser tolerances, and a RuntimeError names the pair if
+  that fails too: a query never returns coal's failure value as a distance.
 
 Speed: coal shapes, request/result objects and the pairs' distance functors are built once;
 a query is one compiled kinematics call on the detector's own buffers (the System's state
@@ -42,6 +47,9 @@ from ..urdf import URDFWarning, link_geometry
 from .obstacles import OBSTACLE_TYPES
 
 __all__ = ['CollisionDetector', 'DistanceQuery', 'parse_pair', 'coal_module']
+
+# coal's answer when EPA (the depth of overlapping shapes) gives up: -DBL_MAX
+_FAILED = -1e300
 
 DistanceQuery = namedtuple('DistanceQuery', 'distances points_a points_b normals jacobian')
 DistanceQuery.__doc__ = """One query of a :class:`CollisionDetector` at a configuration q.
@@ -107,11 +115,16 @@ class CollisionDetector:
         ``robot.description`` (the text the robot was imported from); ``base_dir``: the
         folder for its relative mesh paths (default ``robot.base_dir``).
     tolerance : float
-        Relative convergence tolerance of coal's GJK and EPA, the iterations that find the
-        closest points of shapes without a closed form (a cylinder or a mesh against a box,
-        ...): distances come out to about ``tolerance`` times their size, closest points
-        and normals (so the gradient) to about its square root.  Spheres, boxes and
-        half-spaces against each other are exact to rounding either way.
+        Relative convergence tolerance of coal's GJK, the iteration that finds the closest
+        points of separated shapes without a closed form (a cylinder or a mesh against a
+        box, ...): distances come out to about ``tolerance`` times their size, closest
+        points and normals (so the gradient) to about its square root.
+    penetration_tolerance : float
+        The same for coal's EPA, which measures the depth of overlapping shapes without a
+        closed form; coal's default (1e-6): depths to about 1e-6 m, normals (and the
+        gradient) to about 1e-3 for curved shapes.  Smaller values make EPA fail now and
+        then (a failed call is repeated with a looser tolerance; see the module doc).
+        Spheres, boxes and half-spaces against each other are exact to rounding either way.
 
     Raises
     ------
@@ -121,11 +134,16 @@ class CollisionDetector:
     """
 
     def __init__(self, system, pairs, obstacles=None, robot=None, urdf=None, base_dir=None,
-                 tolerance=1e-12):
+                 tolerance=1e-12, penetration_tolerance=1e-6):
         self._coal = coal_module()
-        tolerance = float(tolerance)
-        if not (math.isfinite(tolerance) and tolerance > 0):
-            raise ValueError('tolerance must be finite and > 0 [m], got %r' % (tolerance,))
+        for name, value in (('tolerance', tolerance),
+                            ('penetration_tolerance', penetration_tolerance)):
+            try:
+                ok = math.isfinite(float(value)) and float(value) > 0
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError('%s must be a finite number > 0, got %r' % (name, value))
         robot = system.urdf if robot is None else robot
         if robot is None:
             raise ValueError('CollisionDetector needs a System imported from a URDF '
@@ -164,10 +182,18 @@ class CollisionDetector:
                 self._geometries[name] = shapes[name]
         coal = self._coal
         self._request = coal.DistanceRequest()
-        # coal's default (1e-6) leaves normals between curved shapes off by ~1e-3, and
-        # the gradient with them; 1e-12 costs a few more iterations only
-        self._request.gjk_tolerance = tolerance
-        self._request.epa_tolerance = tolerance
+        # coal's default (1e-6) leaves normals between separated curved shapes off by
+        # ~1e-3, and the gradient with them; 1e-12 costs a few more iterations only.  EPA
+        # breaks down well before that, so penetration keeps its own tolerance.
+        self._request.gjk_tolerance = float(tolerance)
+        self._request.epa_tolerance = float(penetration_tolerance)
+        self._fallbacks = []
+        for epa in (1e-6, 1e-4):
+            if epa > float(penetration_tolerance):
+                request = coal.DistanceRequest()
+                request.gjk_tolerance = max(float(tolerance), 1e-9)
+                request.epa_tolerance = epa
+                self._fallbacks.append(request)
         # pairs of every shape of the first object with every shape of the second; a
         # functor per shape pair keeps coal's solver set up between queries
         self._calls, self._pair_calls = [], []
@@ -182,7 +208,6 @@ class CollisionDetector:
         self._call_of_pair = list(range(len(self._pairs)))
         self._values = [0.0] * len(self._calls)
         n = len(self._pairs)
-        self._distances = np.zeros(n)
         self._points_a = np.zeros((n, 3))
         self._points_b = np.zeros((n, 3))
         self._normals = np.zeros((n, 3))
@@ -338,7 +363,7 @@ class CollisionDetector:
         """:class:`DistanceQuery` at configuration ``q`` (nQ,) (``system.configs`` order):
         distances, closest points, normals and, with ``jacobian``, d distances / d q
         (npairs, nQ)."""
-        self._evaluate(q, True)
+        distances = self._evaluate(q, True)
         J = None
         if jacobian:
             model = self._model
@@ -350,14 +375,13 @@ class CollisionDetector:
             J = model.fold(self._rates, axes=(1,))
             if J is self._rates:
                 J = J.copy()
-        return DistanceQuery(self._distances.copy(), self._points_a.copy(),
-                             self._points_b.copy(), self._normals.copy(), J)
+        return DistanceQuery(distances, self._points_a.copy(), self._points_b.copy(),
+                             self._normals.copy(), J)
 
     def compute_distances(self, q):
         """Signed distance of each pair (npairs,) [m] at ``q`` (nQ,): positive apart,
         negative overlapping (minus the penetration depth)."""
-        self._evaluate(q, False)
-        return self._distances.copy()
+        return self._evaluate(q, False)
 
     def closest_points(self, q):
         """``(points_a, points_b)``, each (npairs, 3) [m, world frame]: the closest points
@@ -397,6 +421,8 @@ class CollisionDetector:
         return q
 
     def _evaluate(self, q, points):
+        """Distances (npairs,) at q, a new array; with ``points`` the closest points and
+        normals are left in the detector's buffers."""
         if self._system.parameter_version != self._version:
             self._compile()
         q = self._configuration(q)
@@ -410,14 +436,17 @@ class CollisionDetector:
         for functor, ta, tb, result in self._calls:
             # a result keeps the smallest distance it has seen: start afresh
             result.clear()
-            values[i] = functor(ta, tb, request, result)
+            d = functor(ta, tb, request, result)
+            if not d > _FAILED:
+                d = self._again(i, q)
+            values[i] = d
             i += 1
         if self._one_each:
-            self._distances[:] = values
             best = self._call_of_pair
+            distances = np.array(values)
         else:
             best = [min(calls, key=values.__getitem__) for calls in self._pair_calls]
-            self._distances[:] = [values[i] for i in best]
+            distances = np.array([values[i] for i in best])
         if points:
             pa, pb, normals, calls = self._points_a, self._points_b, self._normals, self._calls
             for k, i in enumerate(best):
@@ -425,6 +454,22 @@ class CollisionDetector:
                 pa[k] = result.getNearestPoint1()
                 pb[k] = result.getNearestPoint2()
                 normals[k] = result.normal
+        return distances
+
+
+    def _again(self, i, q):
+        """Call ``i`` again with looser EPA tolerances (coal's default 1e-6, then 1e-4)
+        after coal's EPA gave up (it answers -DBL_MAX then); RuntimeError naming the pair
+        and q if every one fails too."""
+        functor, ta, tb, result = self._calls[i]
+        for request in self._fallbacks:
+            result.clear()
+            d = functor(ta, tb, request, result)
+            if d > _FAILED:
+                return d
+        k = next(k for k, calls in enumerate(self._pair_calls) if i in calls)
+        raise RuntimeError('coal could not measure the overlap of %s at q = %s'
+                           % ('%s:%s' % self._pairs[k], list(q)))
 
 
 def _primitive(coal, shape):
