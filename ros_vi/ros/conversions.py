@@ -2,16 +2,22 @@
 
 Times: simulation time t [s] <-> integer nanoseconds <-> ``builtin_interfaces/Time``.
 Poses: (4, 4) homogeneous matrices <-> ``geometry_msgs/Transform`` (quaternion x, y, z, w).
+Distances (:mod:`ros_vi.collision`) -> ``std_msgs/Float64MultiArray`` and
+``visualization_msgs/MarkerArray``.
 The arithmetic is in :mod:`ros_vi.conventions` (no ROS import), shared with the recordings.
 """
+import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import TransformStamped
+from geometry_msgs.msg import Point, TransformStamped
 from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA, Float64MultiArray, MultiArrayDimension
+from visualization_msgs.msg import Marker, MarkerArray
 
 # the ROS-free halves (also used by the recordings); time_to_ns and the quaternion
 # conversions are part of this module's interface too
 from ..conventions import (join_ns, matrix_to_pose, pose_to_matrix,  # noqa: F401
                            quaternion_to_rotation, rotation_to_quaternion, split_ns, time_to_ns)
+from ..urdf import axis_alignment
 
 
 def ns_to_time_msg(ns):
@@ -62,3 +68,83 @@ def joint_state_msg(state, stamp):
     # mimic joints carry no actuator: effort 0
     msg.effort = [float(v) for v in state.efforts] + [0.0] * len(state.mimic_names)
     return msg
+
+
+# ---------------------------------------------------------------------- distances
+APART_RGBA = (0.1, 0.8, 0.2, 1.0)         # a pair apart: green
+TOUCHING_RGBA = (0.9, 0.1, 0.1, 1.0)      # a pair touching or overlapping: red
+OBSTACLE_RGBA = (0.6, 0.6, 0.65, 0.5)
+ARROW_SHAFT, ARROW_HEAD = 0.005, 0.015    # [m] diameters of the closest-point arrows
+HALFSPACE_SIDE = 4.0                      # [m] side of the square drawn for a half-space
+HALFSPACE_THICKNESS = 0.002               # [m]
+
+
+def distances_msg(pair_names, distances):
+    """``std_msgs/Float64MultiArray`` of the pairs' signed distances [m], in pair order;
+    one layout dimension whose label is the pair names joined by commas
+    (``'link_7:ground,link_7:cube1'``)."""
+    msg = Float64MultiArray()
+    n = len(pair_names)
+    msg.layout.dim = [MultiArrayDimension(label=','.join(pair_names), size=n, stride=n)]
+    msg.data = [float(d) for d in distances]
+    return msg
+
+
+def _color(rgba):
+    return ColorRGBA(r=float(rgba[0]), g=float(rgba[1]), b=float(rgba[2]), a=float(rgba[3]))
+
+
+def _pose_into(marker, g):
+    translation, (x, y, z, w) = matrix_to_pose(g)
+    p, o = marker.pose.position, marker.pose.orientation
+    p.x, p.y, p.z = (float(v) for v in translation)
+    o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
+
+
+def obstacle_marker(obstacle, frame_id, stamp, marker_id):
+    """``visualization_msgs/Marker`` drawing an obstacle of :mod:`ros_vi.collision` (a
+    half-space as a thin square of side :data:`HALFSPACE_SIDE` on its boundary)."""
+    m = Marker(ns='obstacles', id=marker_id, action=Marker.ADD, color=_color(OBSTACLE_RGBA))
+    m.header.frame_id, m.header.stamp = frame_id, stamp
+    g = obstacle.pose
+    if obstacle.type == 'box':
+        m.type = Marker.CUBE
+        m.scale.x, m.scale.y, m.scale.z = obstacle.size
+    elif obstacle.type == 'sphere':
+        m.type = Marker.SPHERE
+        m.scale.x = m.scale.y = m.scale.z = 2 * obstacle.radius
+    elif obstacle.type == 'cylinder':
+        m.type = Marker.CYLINDER
+        m.scale.x = m.scale.y = 2 * obstacle.radius
+        m.scale.z = obstacle.length
+    else:
+        m.type = Marker.CUBE
+        m.scale.x = m.scale.y = HALFSPACE_SIDE
+        m.scale.z = HALFSPACE_THICKNESS
+        n = np.array(obstacle.normal)
+        g = np.eye(4)
+        g[:3, :3] = axis_alignment(n)
+        g[:3, 3] = (obstacle.offset - HALFSPACE_THICKNESS / 2) * n
+    _pose_into(m, g)
+    return m
+
+
+def distance_markers(query, pair_names, obstacles, frame_id, stamp):
+    """``visualization_msgs/MarkerArray``: per pair an ARROW (namespace ``distances``, id =
+    pair index) from the closest point on its first object to the one on its second, green
+    apart and red touching or overlapping; then every obstacle (namespace ``obstacles``, id
+    = its index).  ``query``: a :class:`ros_vi.collision.DistanceQuery` (world frame =
+    ``frame_id``)."""
+    markers = []
+    for k, name in enumerate(pair_names):
+        m = Marker(ns='distances', id=k, type=Marker.ARROW, action=Marker.ADD, text=name)
+        m.header.frame_id, m.header.stamp = frame_id, stamp
+        m.pose.orientation.w = 1.0
+        m.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+                    for p in (query.points_a[k], query.points_b[k])]
+        m.scale.x, m.scale.y = ARROW_SHAFT, ARROW_HEAD
+        m.color = _color(APART_RGBA if query.distances[k] > 0 else TOUCHING_RGBA)
+        markers.append(m)
+    for j, obstacle in enumerate(obstacles.values()):
+        markers.append(obstacle_marker(obstacle, frame_id, stamp, j))
+    return MarkerArray(markers=markers)

@@ -126,7 +126,8 @@ class RobotParameters:
 
 @dataclass
 class SimulatorParameters(RobotParameters):
-    """The ``simulator`` node (docs/simulator.md)."""
+    """The ``simulator`` node (docs/simulator.md).  After :func:`read`, ``pairs`` is
+    ``distance_pairs`` as (A, B) tuples."""
     prefix: str = param('', 'prepended to joint and link names (configs, tf frames, '
                             'joint_states)', string())
     gravity: list = param([0.0, 0.0, -9.81], 'gravity vector [m/s^2] in the root link frame',
@@ -177,9 +178,25 @@ class SimulatorParameters(RobotParameters):
                             'publishes to (joint_states, tf, tf_static, clock, '
                             'robot_description, energy), closed at shutdown (empty: off)',
                         string())
+    distance_pairs: list = param([], "pairs 'A:B' of objects, links (URDF names, without "
+                                     "prefix) or obstacles of obstacles_file, whose signed "
+                                     "distances are published on ~/distances and "
+                                     "~/closest_points at publish_rate (empty: off)", strings)
+    obstacles_file: str = param('', 'YAML file of obstacles fixed in the world for '
+                                    'distance_pairs (package:// and file:// URIs accepted; '
+                                    'docs/collision.md)', string())
 
     def validate(self):
         RobotParameters.validate(self)
+        from ..collision import parse_pair
+        pairs = []
+        for text in self.distance_pairs:
+            try:
+                pairs.append(parse_pair(text))
+            except ValueError as err:
+                raise ParameterError('parameter distance_pairs: %s' % err) from None
+        self.pairs = pairs
+        self.obstacles_file = self.obstacles_file.strip()
         if self.publish_rate > self.rate:
             raise ParameterError('parameter publish_rate: %g Hz is above rate (%g Hz)'
                                  % (self.publish_rate, self.rate))

@@ -8,6 +8,8 @@ Publishes (names relative to the node's namespace)
     parent link -> child link), tf_static (fixed joints, latched), robot_description
     (std_msgs/String, latched), clock (rosgraph_msgs/Clock, every tick, if publish_clock),
     diagnostics (diagnostic_msgs/DiagnosticArray: rate, iterations, energy, faults).
+    With ``distance_pairs``: ~/distances (std_msgs/Float64MultiArray, signed distances in
+    pair order) and ~/closest_points (visualization_msgs/MarkerArray) with each state.
     With ``record:=run.mcap`` the published states also go to a ROS 2 MCAP file
     (:mod:`ros_vi.recording.mcap`), finished when the node is destroyed.
 Subscribes
@@ -36,6 +38,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
 
 from .. import resources, urdf
 from ..simulation import Simulation
@@ -81,6 +84,7 @@ class SimulatorNode(Node):
         cfg = parameters.read(self, SimulatorParameters)
         self.cfg = cfg
         self.sim = self._make_simulation(cfg)
+        self.distances = self._make_distances(cfg)
 
         # bookkeeping
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -106,6 +110,11 @@ class SimulatorNode(Node):
         self._pub_clock = (self.create_publisher(ClockMsg, 'clock', qos.CLOCK_QOS)
                            if cfg.publish_clock else None)
         self._pub_diag = self.create_publisher(DiagnosticArray, 'diagnostics', qos.STATE_QOS)
+        if self.distances is not None:
+            self._pub_distances = self.create_publisher(Float64MultiArray, '~/distances',
+                                                        qos.STATE_QOS)
+            self._pub_closest = self.create_publisher(MarkerArray, '~/closest_points',
+                                                      qos.STATE_QOS)
         # subscriptions
         self.create_subscription(JointState, 'joint_commands', self._on_joint_commands,
                                  qos.COMMAND_QOS)
@@ -200,6 +209,40 @@ class SimulatorNode(Node):
             raise ParameterError(msg) from None
         return sim
 
+    def _make_distances(self, cfg):
+        """The :class:`~ros_vi.collision.CollisionDetector` of ``distance_pairs`` (None when
+        there are none); an obstacle file is read (and checked) even then."""
+        from ..collision import CollisionDetector, load_obstacles
+        obstacles = {}
+        if cfg.obstacles_file:
+            try:
+                obstacles = load_obstacles(resolve_uri(cfg.obstacles_file, 'obstacles_file'))
+            except (OSError, ValueError) as err:
+                raise ParameterError('parameter obstacles_file: %s' % err) from None
+        if not cfg.pairs:
+            return None
+        system = self.sim.system
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always', urdf.URDFWarning)
+                detector = CollisionDetector(system, cfg.pairs, obstacles=obstacles)
+        except ValueError as err:
+            raise ParameterError('parameter distance_pairs: %s' % err) from None
+        for w in caught:
+            self.get_logger().warning('distance_pairs: %s' % w.message)
+        robot = system.urdf
+        self._distance_frame = robot.link_frame(robot.root_link).name
+        return detector
+
+    def _publish_distances(self, state, stamp):
+        """~/distances and ~/closest_points at the published positions."""
+        detector = self.distances
+        result = detector.query(state.positions)
+        names = detector.pair_names
+        self._pub_distances.publish(conv.distances_msg(names, result.distances))
+        self._pub_closest.publish(conv.distance_markers(result, names, detector.obstacles,
+                                                        self._distance_frame, stamp))
+
     def _on_set_parameters(self, params):
         reason = parameters.update(self.cfg, params)
         if reason is not None:
@@ -217,6 +260,8 @@ class SimulatorNode(Node):
         stamp = conv.ns_to_time_msg(ns)
         state = sim.state()
         self._pub_js.publish(conv.joint_state_msg(state, stamp))
+        if self.distances is not None:
+            self._publish_distances(state, stamp)
         transforms = sim.link_transforms()
         if transforms:
             self._pub_tf.publish(TFMessage(transforms=[
@@ -506,19 +551,21 @@ class SimulatorNode(Node):
 def import_robot(cfg):
     """(URDF text, System) of a node's robot parameters (``robot_description`` or
     ``urdf_file``, ``prefix``, ``gravity``); errors name the parameter."""
+    base_dir = None
     if cfg.robot_description.strip():
         text, where = cfg.robot_description, 'parameter robot_description'
     else:
-        text = load_urdf_text(resolve_uri(cfg.urdf_file.strip()),
-                              [resolve_uri(p, 'xacro_allowed_paths')
-                               for p in cfg.xacro_allowed_paths])
+        path = resolve_uri(cfg.urdf_file.strip())
+        text = load_urdf_text(path, [resolve_uri(p, 'xacro_allowed_paths')
+                                     for p in cfg.xacro_allowed_paths])
         where = 'parameter urdf_file (%s)' % cfg.urdf_file
+        base_dir = os.path.dirname(os.path.abspath(path))      # relative mesh paths
     from ..urdf import import_urdf
     try:
         with warnings.catch_warnings():     # the nodes log robot.warnings themselves
             warnings.simplefilter('ignore', urdf.URDFWarning)
             return text, import_urdf(text, prefix=cfg.prefix or None, gravity=cfg.gravity,
-                                     strict=cfg.strict_urdf)
+                                     strict=cfg.strict_urdf, base_dir=base_dir)
     except URDFError as err:
         raise URDFError('%s: %s' % (where, err)) from None
 

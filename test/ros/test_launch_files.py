@@ -103,9 +103,11 @@ def _params(path):
 
 
 # config/*_swingup.yaml hold a section per node (simulator + controllers): checked in
-# test_controller_launch_files.py
+# test_controller_launch_files.py; config/obstacles_*.yaml are obstacle files, not parameter
+# files (docs/collision.md): read by load_obstacles in test/test_collision.py and below
 @pytest.mark.parametrize('path', sorted(p for p in glob.glob(os.path.join(ROOT, 'config', '*.yaml'))
-                                        if not p.endswith('_swingup.yaml')),
+                                        if not p.endswith('_swingup.yaml')
+                                        and not os.path.basename(p).startswith('obstacles_')),
                          ids=os.path.basename)
 def test_parameter_files_use_declared_parameters(path):
     params = _params(path)
@@ -127,6 +129,14 @@ def test_model_parameter_files_start_the_node(probe, model):
         assert node.cfg.rate == float(params['rate'])
     finally:
         node.destroy_node()
+
+
+@pytest.mark.parametrize('path', sorted(glob.glob(os.path.join(ROOT, 'config',
+                                                             'obstacles_*.yaml'))),
+                         ids=os.path.basename)
+def test_obstacle_files_load(path):
+    from ros_vi.collision import load_obstacles
+    assert load_obstacles(path)
 
 
 def test_defaults_file_matches_declared_defaults():
