@@ -128,9 +128,10 @@ class CollisionDetector:
 
     Raises
     ------
-    ValueError naming the culprit: an unknown object (listing the links with collision
-    geometry and the obstacles), a link without usable collision geometry, an obstacle named
-    like a link, a pair of one object with itself, a bad obstacle.
+    ValueError naming the culprit: an unknown object (listing the robot's links and the
+    obstacles), a link without usable collision geometry (listing the links that have
+    some), an obstacle named like a link, a pair of one object with itself, a bad obstacle
+    or tolerance.
     """
 
     def __init__(self, system, pairs, obstacles=None, robot=None, urdf=None, base_dir=None,
@@ -242,7 +243,7 @@ class CollisionDetector:
             shapes = link_geometry(text, 'collision', base_dir=base_dir)
         for w in caught:              # the mesh warnings, once each, from the caller's line
             warnings.warn(w.message, w.category, stacklevel=3)
-        with_geometry = sorted({s.link for s in shapes})
+        with_geometry = list(dict.fromkeys(s.link for s in shapes))     # file order
         out, unusable = {}, {}
         for link in links:
             geoms = []
