@@ -75,11 +75,10 @@ def _view(text):
 
 
 def run(args):
-    from ..recording import load_recording
     from ..urdf import URDFError
     from ..visual import animate
     from ..visual.playback import OUTPUT_TYPES
-    from .models import resolve_model
+    from .models import read_recording, resolve_model
     out = args.out or os.path.splitext(args.file)[0] + '.gif'
     suffix = os.path.splitext(out)[1].lower()
     if suffix not in OUTPUT_TYPES + ('.png',):
@@ -91,12 +90,7 @@ def run(args):
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0):
             raise CommandError('--%s must be finite and > 0, got %r' % (name, value))
-    try:
-        rec = load_recording(args.file)
-    except ValueError as err:
-        raise CommandError(str(err)) from None
-    if len(rec) == 0:
-        raise CommandError('recording %r holds no samples' % args.file)
+    rec = read_recording(args.file)
     urdf, base_dir = None, None
     if args.model is not None:
         source = resolve_model(args.model)

@@ -7,7 +7,8 @@ import warnings
 from .. import resources
 from . import CommandError
 
-__all__ = ['ModelSource', 'shipped_names', 'resolve_model', 'import_model', 'SHIPPED_GRAVITY']
+__all__ = ['ModelSource', 'shipped_names', 'resolve_model', 'import_model', 'SHIPPED_GRAVITY',
+           'read_recording']
 
 # gravity [m/s^2] of the shipped models as the demos use them (trep's tutorial pendulum: 9.8)
 SHIPPED_GRAVITY = {'pendulum': 9.8}
@@ -83,3 +84,16 @@ def import_model(source, gravity=None, **options):
         except URDFError as err:
             raise CommandError('%s: %s' % (source.path, err)) from None
     return system, [str(q) for q in system.urdf.warnings]
+
+
+def read_recording(path):
+    """The :class:`ros_vi.recording.Recording` in ``path``; CommandError naming the file when it
+    cannot be read or holds no samples."""
+    from ..recording import load_recording
+    try:
+        rec = load_recording(path)
+    except ValueError as err:
+        raise CommandError(str(err)) from None
+    if len(rec) == 0:
+        raise CommandError('recording %r holds no samples' % path)
+    return rec

@@ -64,13 +64,8 @@ def _title(rec):
 
 
 def run(args):
-    from ..recording import load_recording
-    try:
-        rec = load_recording(args.file)
-    except ValueError as err:
-        raise CommandError(str(err)) from None
-    if len(rec) == 0:
-        raise CommandError('recording %r holds no samples' % args.file)
+    from .models import read_recording
+    rec = read_recording(args.file)
     if args.joints:
         try:
             [rec.column(j) for j in args.joints]
