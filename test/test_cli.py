@@ -274,8 +274,12 @@ def test_bench_lists_and_runs_the_benchmark_scripts(capsys):
     assert all(name in listed for name in names)
     assert main(['bench', 'no_such']) == 2
     assert "unknown benchmark 'no_such'" in capsys.readouterr().err
-    status, out, _ = ros_vi('bench', 'urdf_import')
-    assert status == 0 and '=== urdf_import --repeat 5' in out and '7-DOF arm median import' in out
+    status, out, err = ros_vi('bench', 'urdf_import')
+    # the table is printed; whether the timing target was met (exit 0 or 1) depends on the
+    # machine's load, so it is not asserted here
+    assert status in (0, 1) and 'Traceback' not in err
+    assert '=== urdf_import --repeat 5' in out and '7-DOF arm median import' in out
+    assert ('failed or missed a target: urdf_import' in out) == (status == 1)
 
 
 # ---------------------------------------------------------------------- MCAP from the CLI
