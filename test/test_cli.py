@@ -184,18 +184,23 @@ def test_simulate_initial_velocity_and_gravity(tmp_path):
     np.testing.assert_allclose(rec.velocity[:, 0], (1 + h) ** -k, rtol=1e-12)
 
 
-def test_a_failing_simulation_keeps_its_recording_and_exits_1(tmp_path, monkeypatch, capsys):
-    """The solver breaks at t > 0.1 s: exit 1 with the time and reason; the recordings hold
-    the samples up to the failure and are complete files."""
+def _solver_breaks_after(monkeypatch, t_break):
+    """Make every MidpointVI step ending after ``t_break`` [s] fail to converge."""
     from ros_vi import ConvergenceError, MidpointVI
-    from ros_vi.recording import load_recording
     real_step = MidpointVI.step
 
     def breaks(self, t2, *args, **kwargs):
-        if t2 > 0.1 + 1e-9:
+        if t2 > t_break + 1e-9:
             raise ConvergenceError('solver broke')
         return real_step(self, t2, *args, **kwargs)
     monkeypatch.setattr(MidpointVI, 'step', breaks)
+
+
+def test_a_failing_simulation_keeps_its_recording_and_exits_1(tmp_path, monkeypatch, capsys):
+    """The solver breaks at t > 0.1 s: exit 1 with the time and reason; the recordings hold
+    the samples up to the failure and are complete files."""
+    from ros_vi.recording import load_recording
+    _solver_breaks_after(monkeypatch, 0.1)
     npz, csv = tmp_path / 'run.npz', tmp_path / 'run.csv'
     assert main(['simulate', 'acrobot', '--duration', '1', '--dt', '0.01', '--initial',
                  'shoulder=1', '--out', str(npz), str(csv), '--plot',
@@ -324,14 +329,7 @@ def test_simulate_to_mcap_equals_the_npz_of_the_same_run_and_plots(tmp_path):
 
 
 def test_a_failing_simulation_leaves_a_readable_mcap(tmp_path, monkeypatch, capsys):
-    from ros_vi import ConvergenceError, MidpointVI
-    real_step = MidpointVI.step
-
-    def breaks(self, t2, *args, **kwargs):
-        if t2 > 0.05 + 1e-9:
-            raise ConvergenceError('solver broke')
-        return real_step(self, t2, *args, **kwargs)
-    monkeypatch.setattr(MidpointVI, 'step', breaks)
+    _solver_breaks_after(monkeypatch, 0.05)
     mcap = tmp_path / 'run.mcap'
     assert main(['simulate', 'arm7', '--duration', '1', '--dt', '0.01', '--out',
                  str(mcap)]) == 1

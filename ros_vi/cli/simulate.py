@@ -194,9 +194,7 @@ def run(args):
     except ConvergenceError as err:
         result, failure, status = err.result, err, 1
     except (ValueError, FloatingPointError) as err:
-        for w in writers:
-            w.close()
-        raise CommandError(str(err)) from None
+        raise CommandError(str(err)) from None      # the writers are closed below
     finally:
         for w in writers:
             w.close()
