@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 __all__ = ['time_to_ns', 'split_ns', 'join_ns', 'rotation_to_quaternion',
+           'rotations_to_quaternions',
            'quaternion_to_rotation', 'matrix_to_pose', 'pose_to_matrix']
 
 
@@ -35,42 +36,41 @@ def join_ns(sec, nanosec):
 
 
 def rotation_to_quaternion(R):
-    """(3, 3) rotation matrix -> unit quaternion (x, y, z, w) with w >= 0.
+    """(3, 3) rotation matrix -> unit quaternion (x, y, z, w) with w >= 0
+    (:func:`rotations_to_quaternions` of one matrix)."""
+    return rotations_to_quaternions(np.asarray(R, dtype=float)[None])[0]
 
-    Shepperd's method: branch on the largest of (trace, R00, R11, R22) so the square root
-    is taken of the largest quantity (no loss of precision near 180 degree rotations).
+
+def rotations_to_quaternions(R):
+    """Stacked rotation matrices (k, 3, 3) -> unit quaternions (k, 4) as (x, y, z, w),
+    each with w >= 0.
+
+    Shepperd's method: per matrix, branch on the largest of (trace, R00, R11, R22) so the
+    square root is taken of the largest quantity (no loss of precision near 180 degree
+    rotations).  The arithmetic runs on Python floats: for the handful of matrices of a
+    robot's transforms that is several times faster than NumPy's per-call overhead.
     """
-    R = np.asarray(R, dtype=float)
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    if tr >= max(R[0, 0], R[1, 1], R[2, 2]):
-        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
-        w = 0.25 * s
-        x = (R[2, 1] - R[1, 2]) / s
-        y = (R[0, 2] - R[2, 0]) / s
-        z = (R[1, 0] - R[0, 1]) / s
-    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
-        s = 2.0 * math.sqrt(max(1.0 + R[0, 0] - R[1, 1] - R[2, 2], 0.0))
-        w = (R[2, 1] - R[1, 2]) / s
-        x = 0.25 * s
-        y = (R[0, 1] + R[1, 0]) / s
-        z = (R[0, 2] + R[2, 0]) / s
-    elif R[1, 1] >= R[2, 2]:
-        s = 2.0 * math.sqrt(max(1.0 - R[0, 0] + R[1, 1] - R[2, 2], 0.0))
-        w = (R[0, 2] - R[2, 0]) / s
-        x = (R[0, 1] + R[1, 0]) / s
-        y = 0.25 * s
-        z = (R[1, 2] + R[2, 1]) / s
-    else:
-        s = 2.0 * math.sqrt(max(1.0 - R[0, 0] - R[1, 1] + R[2, 2], 0.0))
-        w = (R[1, 0] - R[0, 1]) / s
-        x = (R[0, 2] + R[2, 0]) / s
-        y = (R[1, 2] + R[2, 1]) / s
-        z = 0.25 * s
-    q = np.array([x, y, z, w])
-    q /= np.linalg.norm(q)
-    if q[3] < 0:
-        q = -q
-    return q
+    out = []
+    for (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) in \
+            np.asarray(R, dtype=float).tolist():
+        tr = r00 + r11 + r22
+        if tr >= r00 and tr >= r11 and tr >= r22:
+            s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
+            q = ((r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, 0.25 * s)
+        elif r00 >= r11 and r00 >= r22:
+            s = 2.0 * math.sqrt(max(1.0 + r00 - r11 - r22, 0.0))
+            q = (0.25 * s, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s)
+        elif r11 >= r22:
+            s = 2.0 * math.sqrt(max(1.0 - r00 + r11 - r22, 0.0))
+            q = ((r01 + r10) / s, 0.25 * s, (r12 + r21) / s, (r02 - r20) / s)
+        else:
+            s = 2.0 * math.sqrt(max(1.0 - r00 - r11 + r22, 0.0))
+            q = ((r02 + r20) / s, (r12 + r21) / s, 0.25 * s, (r10 - r01) / s)
+        norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+        if q[3] < 0:
+            norm = -norm
+        out.append((q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm))
+    return np.array(out, dtype=float).reshape(-1, 4)
 
 
 def quaternion_to_rotation(q):

@@ -207,6 +207,7 @@ class Simulation:
         self.last_error = None
         self.failures = 0
         self.retries = 0
+        self._joint_links_cache = {}
         self._static = self._compute_static_transforms()
         self.reset(keep_time=False)
 
@@ -550,36 +551,42 @@ class Simulation:
 
     # ------------------------------------------------------------------ link transforms
     def _joint_links(self, moving):
-        """(joint, parent frame name, child frame name, parent link, child link)."""
+        """The moving (or fixed) URDF joints' transforms: ([(parent frame name, child frame
+        name)], parent frame indices (k,), child frame indices (k,)); one per link pair (a
+        planar or floating joint's chain of configs gives one transform); built once."""
+        cache = self._joint_links_cache
+        if moving in cache:
+            return cache[moving]
         robot = self.robot
-        if robot is None:
-            return []
         names = (robot.joint_names + robot.mimic_joint_names if moving
                  else robot.fixed_joint_names)
-        out = []
+        frames, ip, ic = [], [], []
         seen = set()
         for name in names:
             j = robot.joint(name)
-            if (j.parent, j.child) in seen:     # a planar/floating joint: one transform
+            if (j.parent, j.child) in seen:
                 continue
             seen.add((j.parent, j.child))
-            out.append((name, robot.link_frame(j.parent).name,
-                        robot.link_frame(j.child).name, j.parent, j.child))
-        return out
+            parent, child = robot.link_frame(j.parent), robot.link_frame(j.child)
+            frames.append((parent.name, child.name))
+            ip.append(parent.index)
+            ic.append(child.index)
+        cache[moving] = frames, np.array(ip, dtype=int), np.array(ic, dtype=int)
+        return cache[moving]
 
     def _transforms(self, moving, data=None):
-        robot = self.robot
-        if robot is None:
+        if self.robot is None:
+            return []
+        frames, ip, ic = self._joint_links(moving)
+        if not frames:
             return []
         R, P, _ = dynamics.kinematics(self._model, self._out if data is None else data)
-        out = []
-        for _, pname, cname, plink, clink in self._joint_links(moving):
-            ip, ic = robot.link_frame(plink).index, robot.link_frame(clink).index
-            g = np.eye(4)
-            g[:3, :3] = R[ip].T @ R[ic]
-            g[:3, 3] = R[ip].T @ (P[ic] - P[ip])
-            out.append((pname, cname, g))
-        return out
+        # child pose in the parent frame, all joints at once: R_p^T R_c, R_p^T (P_c - P_p)
+        g = np.zeros((len(frames), 4, 4))
+        g[:, :3, :3] = np.einsum('kji,kjl->kil', R[ip], R[ic])
+        g[:, :3, 3] = np.einsum('kji,kj->ki', R[ip], P[ic] - P[ip])
+        g[:, 3, 3] = 1.0
+        return [(pname, cname, g[k]) for k, (pname, cname) in enumerate(frames)]
 
     def link_transforms(self):
         """``[(parent frame, child frame, (4, 4) pose of child in parent)]`` for every moving

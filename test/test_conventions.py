@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from ros_vi.conventions import (join_ns, matrix_to_pose, pose_to_matrix, quaternion_to_rotation,
-                                rotation_to_quaternion, split_ns, time_to_ns)
+                                rotation_to_quaternion, rotations_to_quaternions, split_ns,
+                                time_to_ns)
 
 
 def _axis_angle(axis, angle):
@@ -27,6 +28,21 @@ def test_quaternion_round_trip_and_sign(axis, angle):
     expected *= 1 if expected[3] >= 0 else -1
     if abs(expected[3]) > 1e-6:
         np.testing.assert_allclose(q, expected, rtol=0, atol=1e-12)
+
+
+def test_stacked_quaternions_match_scipy_in_every_branch():
+    from scipy.spatial.transform import Rotation
+    rots = Rotation.random(500, random_state=3).as_matrix()
+    # each of Shepperd's four branches, the identity and half turns about each axis
+    special = [_axis_angle(a, np.pi) for a in ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0))]
+    R = np.concatenate([rots, np.array(special), np.eye(3)[None]])
+    q = rotations_to_quaternions(R)
+    ref = Rotation.from_matrix(R).as_quat()
+    ref[ref[:, 3] < 0] *= -1
+    # a half turn (w = 0) has two valid signs
+    err = np.minimum(np.abs(q - ref).max(axis=1), np.abs(q + ref).max(axis=1))
+    assert err.max() < 1e-14 and np.all(q[:, 3] >= 0)
+    np.testing.assert_array_equal(q[7], rotation_to_quaternion(R[7]))
 
 
 def test_pose_round_trip():

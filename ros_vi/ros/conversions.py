@@ -11,12 +11,14 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, TransformStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA, Float64MultiArray, MultiArrayDimension
+from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 # the ROS-free halves (also used by the recordings); time_to_ns and the quaternion
 # conversions are part of this module's interface too
 from ..conventions import (join_ns, matrix_to_pose, pose_to_matrix,  # noqa: F401
-                           quaternion_to_rotation, rotation_to_quaternion, split_ns, time_to_ns)
+                           quaternion_to_rotation, rotation_to_quaternion,
+                           rotations_to_quaternions, split_ns, time_to_ns)
 from ..urdf import axis_alignment
 
 
@@ -48,6 +50,37 @@ def transform_stamped(parent, child, g, stamp):
     rot = msg.transform.rotation
     rot.x, rot.y, rot.z, rot.w = float(x), float(y), float(z), float(w)
     return msg
+
+
+class TransformBatch:
+    """A ``tf2_msgs/TFMessage`` for a fixed list of frame pairs, refilled in place.
+
+    Building messages is most of what publishing costs in Python; a simulator publishes the
+    same joints at every state, so the messages are made once and only their stamps and
+    poses change (rclpy serialises on publish, so reusing them is safe).
+
+    >>> batch = TransformBatch([('world', 'link_1'), ('link_1', 'link_2')])
+    >>> publisher.publish(batch.fill(poses, stamp))      # poses (2, 4, 4)
+    """
+
+    def __init__(self, frames):
+        self.frames = list(frames)
+        self.msg = TFMessage(transforms=[
+            TransformStamped(child_frame_id=child) for _, child in self.frames])
+        for t, (parent, _) in zip(self.msg.transforms, self.frames):
+            t.header.frame_id = parent
+
+    def fill(self, poses, stamp):
+        """The message with ``poses`` (k, 4, 4) (child in parent) stamped ``stamp``."""
+        poses = np.asarray(poses, dtype=float)
+        quats = rotations_to_quaternions(poses[:, :3, :3]).tolist()
+        trans = poses[:, :3, 3].tolist()
+        for t, (x, y, z), (qx, qy, qz, qw) in zip(self.msg.transforms, trans, quats):
+            t.header.stamp = stamp
+            tr, rot = t.transform.translation, t.transform.rotation
+            tr.x, tr.y, tr.z = x, y, z
+            rot.x, rot.y, rot.z, rot.w = qx, qy, qz, qw
+        return self.msg
 
 
 def transform_to_matrix(transform):

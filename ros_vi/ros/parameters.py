@@ -90,6 +90,15 @@ def strings(name, value):
     return value
 
 
+def unique_names(name, values):
+    """Raise ParameterError naming the first name that ``values`` repeats."""
+    seen = set()
+    for value in values:
+        if value in seen:
+            raise ParameterError('parameter %s: joint %r is named twice' % (name, value))
+        seen.add(value)
+
+
 def param(default, description, check, name=None, dynamic=False):
     """A parameter field: ROS ``name`` (default: the field name), default value,
     description, ``check(name, value) -> value`` (raises ParameterError), and whether it
@@ -146,8 +155,12 @@ class SimulatorParameters(RobotParameters):
                                          'possible)', number(0.0))
     publish_rate: float = param(100.0, 'joint_states and tf rate [Hz of simulation time], '
                                        '<= rate', number(0.0, low_open=True))
-    publish_clock: bool = param(True, 'publish clock (rosgraph_msgs/Clock) every tick',
+    publish_clock: bool = param(True, 'publish clock (rosgraph_msgs/Clock) at clock_rate',
                                 boolean)
+    clock_rate: float = param(100.0, 'clock rate [Hz of simulation time]; at most every '
+                                     'tick (a published state is always preceded by its '
+                                     'clock)',
+                              number(0.0, low_open=True))
     start_paused: bool = param(False, 'start paused (use ~/unpause or ~/step)', boolean)
     command_joints: list = param([], 'joint order of effort_controller/commands (empty: '
                                      'every actuated joint with a non-zero effort limit)',
@@ -161,8 +174,16 @@ class SimulatorParameters(RobotParameters):
     lockstep_timeout: float = param(1.0, 'wall seconds to wait for a lockstep command before '
                                          'stepping with the previous command (and saying so)',
                                     number(0.0, low_open=True))
-    step_ticks: int = param(1, 'ticks advanced by one call of ~/step',
+    controller_wait: float = param(10.0, 'lockstep: wall seconds the first state waits for a '
+                                         'controller to connect and answer it',
+                                   number(0.0, low_open=True))
+    max_catch_up: float = param(0.1, 'largest backlog [wall s] caught up after a stall; '
+                                     'beyond it the loop runs behind real time (and says so)',
+                                number(0.0, low_open=True))
+    step_ticks: int = param(1, 'ticks advanced by one call of ~/step (<= max_step_ticks)',
                             number(1, integer=True), dynamic=True)
+    max_step_ticks: int = param(100000, 'largest step_ticks accepted',
+                                number(1, integer=True))
     max_iterations: int = param(50, 'Newton iterations allowed per VI step',
                                 number(1, integer=True))
     max_refinements: int = param(3, 'retries of a failed tick with 2x, 4x, ... substeps',
@@ -200,6 +221,11 @@ class SimulatorParameters(RobotParameters):
         if self.publish_rate > self.rate:
             raise ParameterError('parameter publish_rate: %g Hz is above rate (%g Hz)'
                                  % (self.publish_rate, self.rate))
+        if self.step_ticks > self.max_step_ticks:
+            raise ParameterError('parameter step_ticks: %d is above max_step_ticks (%d)'
+                                 % (self.step_ticks, self.max_step_ticks))
+        for name in ('initial_joints', 'command_joints'):
+            unique_names(name, getattr(self, name))
         self.record = self.record.strip()
         if self.record and not self.record.lower().endswith('.mcap'):
             raise ParameterError('parameter record: expected the path of a .mcap file, got %r'
@@ -363,6 +389,11 @@ def update(cfg, params):
             changes[f.name] = f.metadata['check'](p.name, p.value)
         except ParameterError as err:
             return str(err)
+    trial = dataclasses.replace(cfg, **changes)
+    try:
+        trial.validate()          # rules between parameters (step_ticks <= max_step_ticks)
+    except ParameterError as err:
+        return str(err)
     for key, value in changes.items():
         setattr(cfg, key, value)
     return None

@@ -24,3 +24,9 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 CLOCK_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                        reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
+
+#: services of the simulator: reliable, keep last 100 requests (rclpy's default keeps 10,
+#: so a burst of concurrent calls from one client would lose requests and hang callers).
+SERVICE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
+                         reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.VOLATILE)

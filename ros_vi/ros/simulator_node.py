@@ -21,17 +21,20 @@ Services (std_srvs/Trigger)
 All stamps are simulation time.  The step loop is paced by the steady (wall) clock times
 ``real_time_factor``; the simulation core is :class:`ros_vi.simulation.Simulation`.
 """
+import collections
 import math
 import os
 import sys
+import threading
 import time
 import warnings
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
+                             SingleThreadedExecutor)
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
@@ -45,12 +48,21 @@ from ..simulation import Simulation
 from ..urdf import URDFError
 from . import conversions as conv
 from . import parameters, qos
+from .pacing import Pacer
 from .parameters import ParameterError, SimulatorParameters
 
 
 # the parameters (names, defaults, descriptions, checks): SimulatorParameters in
 # ros_vi/ros/parameters.py; {name: (default, description)} here for launch files and tests
 PARAMETERS = parameters.table(SimulatorParameters)
+
+SLICE = 0.005             # wall s the step thread ticks before it looks at its inbox again
+IDLE_WAIT = 0.5           # wall s between looks while paused (diagnostics come on time too)
+REPUBLISH_PERIOD = 0.2    # lockstep: wall s between re-sends of a state not yet answered
+#: the command topics (relative names) and whether their messages carry the stamp of the
+#: state they answer (lockstep matches stamped answers to states)
+COMMAND_TOPICS = (('joint_commands', True), ('effort_controller/commands', False))
+SERVICE_THREADS = 4       # executor threads of the console script (callbacks, services)
 
 
 def resolve_uri(uri, name='urdf_file'):
@@ -70,12 +82,29 @@ def load_urdf_text(path, allowed_paths=()):
         raise ParameterError('parameter urdf_file: %s' % err) from None
 
 
+class _Job:
+    """A request run on the step thread; the caller (a service callback) waits for it."""
+
+    def __init__(self, fn, ticks=0):
+        self.fn = fn                  # run once on the step thread (None: a pure ~/step)
+        self.ticks = ticks            # ~/step: ticks still to run
+        self.done = threading.Event()
+        self.result = None
+        self.error = None
+
+
 class SimulatorNode(Node):
     """ROS 2 node wrapping :class:`ros_vi.simulation.Simulation` (see the module doc).
 
     Constructible in-process with ``SimulatorNode(parameter_overrides=[Parameter(...)])``
     (e.g. next to controller nodes on one executor).  Raises :class:`ParameterError` or
     :class:`ros_vi.urdf.URDFError` (both ValueError) naming the bad parameter.
+
+    Threads: the simulation is stepped, and its state published, by one dedicated thread
+    paced by the monotonic clock (:class:`ros_vi.ros.pacing.Pacer`); it alone touches
+    :attr:`sim` once the node runs.  Subscriptions and services (run by the executor) post
+    their work to it and services wait for the answer, so a busy step loop never leaves a
+    call unanswered and a slow call never stalls the loop.  :meth:`destroy_node` stops it.
     """
 
     def __init__(self, node_name='simulator', **kwargs):
@@ -86,21 +115,29 @@ class SimulatorNode(Node):
         self.sim = self._make_simulation(cfg)
         self.distances = self._make_distances(cfg)
 
-        # bookkeeping
-        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._wall_anchor = None        # (wall time, ticks) the real-time pacing counts from
+        # bookkeeping (step thread)
         self._rejected = 0
         self._last_rejection = ''
         self._lockstep_timeouts = 0
-        self._overruns = 0
         self._lock_ready = False
-        self._lock_wait_since = None
+        self._lock_wait_since = time.monotonic()
+        self._lock_republished = 0.0
+        self._awaiting_controller = cfg.lockstep
+        self._controller_wait_since = None     # set when the loop first runs in lockstep
         self._last_state_ns = None
+        self._pacer = None
+        self._tf_batch = None
         self._diag_ticks = 0
         self._diag_iterations = 0
         self._diag_wall = time.monotonic()
         self._diag_last_failure = 0
-        self._last_diag_publish = 0.0
+        self._diag_slipped = 0.0
+        self._diag_due = time.monotonic() + cfg.diagnostics_period
+        # the step thread's inbox: callables and ~/step jobs, and its wake-up
+        self._inbox = collections.deque()
+        self._step_jobs = collections.deque()
+        self._wake = threading.Condition()
+        self._stopping = False
 
         # publishers
         self._pub_js = self.create_publisher(JointState, 'joint_states', qos.STATE_QOS)
@@ -115,16 +152,18 @@ class SimulatorNode(Node):
                                                         qos.STATE_QOS)
             self._pub_closest = self.create_publisher(MarkerArray, '~/closest_points',
                                                       qos.STATE_QOS)
-        # subscriptions
+        # subscriptions (one callback at a time: commands keep their order)
         self.create_subscription(JointState, 'joint_commands', self._on_joint_commands,
                                  qos.COMMAND_QOS)
         self.create_subscription(Float64MultiArray, 'effort_controller/commands',
                                  self._on_array_commands, qos.COMMAND_QOS)
-        # services
-        self.create_service(Trigger, '~/reset', self._on_reset)
-        self.create_service(Trigger, '~/pause', self._on_pause)
-        self.create_service(Trigger, '~/unpause', self._on_unpause)
-        self.create_service(Trigger, '~/step', self._on_step)
+        # services: reentrant, so on a multi-threaded executor a call that waits for the
+        # step thread (~/step) does not hold up the others
+        services = ReentrantCallbackGroup()
+        for name, callback in (('~/reset', self._on_reset), ('~/pause', self._on_pause),
+                               ('~/unpause', self._on_unpause), ('~/step', self._on_step)):
+            self.create_service(Trigger, name, callback, qos_profile=qos.SERVICE_QOS,
+                                callback_group=services)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         # the recording (last of what can fail at start: a node that does not start leaves
@@ -140,31 +179,23 @@ class SimulatorNode(Node):
         if cfg.start_paused:
             self.sim.pause()
         self._publish_clock()
-        self._publish_state()
+        if not cfg.lockstep:
+            # in lockstep the first state waits for a controller to answer it (_lockstep)
+            self._publish_state()
 
-        rtf = cfg.real_time_factor
-        if rtf > 0:
-            period = max(0.001, 1.0 / (cfg.rate * rtf))
-        elif cfg.lockstep:
-            # ticks run in the command callbacks; the timer only watches for timeouts
-            period = min(0.05, cfg.lockstep_timeout / 4.0)
-        else:
-            period = 0.001
-        # the step loop is paced by the steady clock (never by /clock, which it drives);
-        # it is cancelled while paused so an idle simulator costs no CPU
-        self._timer = self.create_timer(period, self._on_timer, clock=self._steady,
-                                        autostart=not cfg.start_paused)
-        self._diag_timer = self.create_timer(cfg.diagnostics_period,
-                                             self._publish_diagnostics, clock=self._steady)
         for quirk in self._urdf_warnings:
             self.get_logger().warning('robot description: %s' % quirk)
+        rtf = cfg.real_time_factor
         self.get_logger().info(
             'simulating %r: %d joints (%s), rate %g Hz x %d substeps, real_time_factor %g, '
-            'publish_rate %g Hz%s%s' % (
+            'publish_rate %g Hz, clock %s%s%s' % (
                 self.sim.robot.name if self.sim.robot else 'system', len(self.sim.joint_names),
                 ', '.join(self.sim.joint_names), cfg.rate, cfg.substeps, rtf,
-                cfg.publish_rate, ', lockstep' if cfg.lockstep else '',
-                ', paused' if cfg.start_paused else ''))
+                cfg.publish_rate, '%g Hz' % cfg.clock_rate if cfg.publish_clock else 'off',
+                ', lockstep' if cfg.lockstep else '', ', paused' if cfg.start_paused else ''))
+        self._thread = threading.Thread(target=self._run, name='ros_vi step loop',
+                                        daemon=True)
+        self._thread.start()
 
     # ------------------------------------------------------------------ parameters
     def _make_simulation(self, cfg):
@@ -254,22 +285,25 @@ class SimulatorNode(Node):
         if self._pub_clock is not None:
             self._pub_clock.publish(ClockMsg(clock=conv.time_msg(self.sim.t)))
 
-    def _publish_state(self):
+    def _publish_state(self, joint_states_only=False):
         sim = self.sim
         ns = conv.time_to_ns(sim.t)
         stamp = conv.ns_to_time_msg(ns)
         state = sim.state()
         self._pub_js.publish(conv.joint_state_msg(state, stamp))
+        if joint_states_only:
+            return
         if self.distances is not None:
             self._publish_distances(state, stamp)
         transforms = sim.link_transforms()
         if transforms:
-            self._pub_tf.publish(TFMessage(transforms=[
-                conv.transform_stamped(p, c, g, stamp) for p, c, g in transforms]))
+            if self._tf_batch is None:
+                self._tf_batch = conv.TransformBatch((p, c) for p, c, _ in transforms)
+            self._pub_tf.publish(self._tf_batch.fill([g for _, _, g in transforms], stamp))
         self._record(state, transforms)
         self._last_state_ns = ns
         self._lock_ready = False
-        self._lock_wait_since = time.monotonic()
+        self._lock_wait_since = self._lock_republished = time.monotonic()
 
     # ------------------------------------------------------------------ recording
     def _open_recording(self, cfg):
@@ -281,8 +315,8 @@ class SimulatorNode(Node):
         metadata = {'source': 'ros_vi simulator node', 'node': self.get_fully_qualified_name(),
                     'model': robot.name if robot is not None else '', 'rate': cfg.rate,
                     'substeps': cfg.substeps, 'publish_rate': cfg.publish_rate,
-                    'lockstep': cfg.lockstep, 'prefix': cfg.prefix, 'gravity': cfg.gravity,
-                    'dt': self.sim.dt}
+                    'clock_rate': cfg.clock_rate, 'lockstep': cfg.lockstep,
+                    'prefix': cfg.prefix, 'gravity': cfg.gravity, 'dt': self.sim.dt}
         try:
             writer = McapWriter(path, self._urdf_text, metadata,
                                 namespace='' if namespace == '/' else namespace,
@@ -319,80 +353,217 @@ class SimulatorNode(Node):
             self.get_logger().error('recording %s: %s' % (recorder.path, err))
 
     def destroy_node(self):
-        """Finish the recording (if any), then destroy the node."""
+        """Stop the step thread, finish the recording (if any), then destroy the node."""
+        thread = getattr(self, '_thread', None)
+        if thread is not None:
+            with self._wake:
+                self._stopping = True
+                self._wake.notify()
+            thread.join(timeout=10.0)
+            for job in list(self._step_jobs) + [j for j in self._inbox
+                                               if isinstance(j, _Job)]:
+                job.error = 'the node is shutting down'
+                job.done.set()
         self._close_recording()
         return super().destroy_node()
 
-    def _publish_due(self, ticks):
-        """True when tick number ``ticks`` crosses a publish_rate period."""
-        ratio = self.cfg.publish_rate / self.cfg.rate
+    # ------------------------------------------------------------------ the step thread
+    def _post(self, item):
+        """Hand a callable (or a :class:`_Job`) to the step thread, which runs it before
+        its next tick."""
+        with self._wake:
+            self._inbox.append(item)
+            self._wake.notify()
+
+    def _call(self, fn, ticks=0):
+        """Run ``fn()`` on the step thread (then, for ~/step, ``ticks`` ticks) and wait for
+        it; returns (result, error message or None)."""
+        job = _Job(fn, ticks)
+        self._post(job)
+        while not job.done.wait(0.5):
+            if not self._thread.is_alive() or self._stopping:
+                return None, 'the step loop is not running'
+        return job.result, job.error
+
+    def _drain(self):
+        """Run what the callbacks posted, in arrival order."""
+        inbox = self._inbox
+        while inbox:
+            item = inbox.popleft()
+            if not isinstance(item, _Job):
+                item()
+                continue
+            try:
+                item.result = item.fn() if item.fn is not None else None
+            except Exception as err:        # a service's work failing answers the call
+                item.error = str(err)
+            if item.ticks > 0 and item.error is None:
+                self._step_jobs.append(item)
+            else:
+                item.done.set()
+
+    def _run(self):
+        """The step thread: drain the inbox, run what is due, sleep until the next thing
+        is due or a callback posts work."""
+        while True:
+            try:
+                self._drain()
+                if self._stopping:
+                    return
+                wait = self._advance()
+                wait = min(wait, self._housekeeping())
+            except Exception as err:            # never let the loop die silently
+                self.get_logger().error('step loop: %s: %s' % (type(err).__name__, err),
+                                        throttle_duration_sec=1.0)
+                wait = 0.01
+            if wait > 0:
+                with self._wake:
+                    if not self._inbox and not self._stopping:
+                        self._wake.wait(wait)
+
+    def _advance(self):
+        """Run the ticks due now (at most one slice of wall time, so posted work waits no
+        longer than that); returns the wall seconds until something is due again."""
+        sim = self.sim
+        if self._step_jobs:
+            return self._run_step_jobs()
+        if sim.paused:
+            self._pacer = None
+            return IDLE_WAIT
+        if self.cfg.lockstep:
+            return self._lockstep(time.monotonic())
+        rtf = self.cfg.real_time_factor
+        slice_end = time.monotonic() + SLICE
+        if rtf == 0:
+            while time.monotonic() < slice_end and not sim.paused and not self._inbox:
+                self._tick()
+            return 0.0
+        now = time.monotonic()
+        pacer = self._pacer
+        if pacer is None:
+            pacer = self._pacer = Pacer(1.0 / (self.cfg.rate * rtf), self.cfg.max_catch_up)
+            pacer.start(now)
+        slipped = pacer.slipped
+        due = pacer.due(now)
+        if pacer.slipped > slipped:
+            self.get_logger().warning(
+                'cannot hold %g Hz x %g: running behind real time (%.3f s dropped so far)'
+                % (self.cfg.rate, rtf, pacer.slipped), throttle_duration_sec=5.0)
+        while due > 0 and not sim.paused:
+            self._tick()
+            pacer.advance()
+            due -= 1
+            if self._inbox or time.monotonic() > slice_end:
+                break
+        return max(0.0, pacer.next_time() - time.monotonic())
+
+    def _run_step_jobs(self):
+        """~/step while paused: tick for the oldest job (a slice at a time), answer it when
+        its ticks are done."""
+        job = self._step_jobs[0]
+        slice_end = time.monotonic() + SLICE
+        while job.ticks > 0:
+            result = self._tick(force_publish=(job.ticks == 1))
+            job.ticks -= 1
+            job.failed = getattr(job, 'failed', 0) + (not result.ok)
+            if self._inbox or time.monotonic() > slice_end:
+                break
+        if job.ticks == 0:
+            self._step_jobs.popleft()
+            job.result = self.sim.t
+            job.done.set()
+        return 0.0
+
+    def _command_publishers(self, stamped=None):
+        """{command topic: publishers}: all of them, or only those whose messages carry
+        (``stamped=True``) or lack (False) the stamp of the state they answer."""
+        return {topic: self.count_publishers(topic) for topic, has_stamp in COMMAND_TOPICS
+                if stamped is None or has_stamp == stamped}
+
+    def _lockstep(self, now):
+        """Lockstep: tick when the command answering the last state is in (or the wait
+        timed out) and, with a real-time factor, when the tick is due by the wall clock."""
+        cfg = self.cfg
+        if self._awaiting_controller:
+            if self._controller_wait_since is None:
+                self._controller_wait_since = now
+            publishers = self._command_publishers()
+            if sum(publishers.values()) and self._pub_js.get_subscription_count():
+                self._awaiting_controller = False
+                self.get_logger().info('lockstep: a controller is connected (%s); starting'
+                                       % ', '.join(t for t, n in publishers.items() if n))
+                self._publish_clock()
+                self._publish_state()
+            elif now - self._controller_wait_since > cfg.controller_wait:
+                self._awaiting_controller = False
+                self.get_logger().warning(
+                    'lockstep: no controller publishes commands after %g s; stepping with '
+                    'the commands as they are' % cfg.controller_wait)
+                self._publish_clock()
+                self._publish_state()
+                self._lock_ready = True
+            else:
+                return 0.02
+        if not self._lock_ready:
+            waited = now - self._lock_wait_since
+            # the very first command may come from a controller still starting up
+            limit = cfg.controller_wait if self.sim.ticks == 0 else cfg.lockstep_timeout
+            if waited > limit:
+                self._lockstep_timeouts += 1
+                self.get_logger().warning(
+                    'lockstep: no command stamped %.9f s within %g s; stepping with the '
+                    'previous command' % (self._last_state_ns * 1e-9, limit),
+                    throttle_duration_sec=1.0)
+            else:
+                if now - self._lock_republished > REPUBLISH_PERIOD:
+                    self._lock_republished = now
+                    # a controller that joined after the state went out gets it again; only
+                    # where answers are stamped: a second unstamped answer would unlock the
+                    # tick after this one with this one's command
+                    if not any(self._command_publishers(stamped=False).values()):
+                        self._publish_state(joint_states_only=True)
+                return min(limit - waited, REPUBLISH_PERIOD)
+        rtf = cfg.real_time_factor
+        if rtf > 0:
+            pacer = self._pacer
+            if pacer is None:
+                pacer = self._pacer = Pacer(1.0 / (cfg.rate * rtf), cfg.max_catch_up)
+                pacer.start(now - pacer.period)          # the first tick is due at once
+            if not pacer.due(now):
+                return pacer.next_time() - now
+            pacer.advance()
+        self._tick()
+        return 0.0
+
+    def _housekeeping(self):
+        """Diagnostics every ``diagnostics_period``; returns the wall seconds to the next."""
+        now = time.monotonic()
+        if now >= self._diag_due:
+            self._publish_diagnostics()
+            self._diag_due = now + self.cfg.diagnostics_period
+        return self._diag_due - now
+
+    def _due(self, ticks, rate):
+        """True when tick number ``ticks`` crosses a period of ``rate`` [Hz]."""
+        ratio = rate / self.cfg.rate
         return math.floor(ticks * ratio + 1e-9) != math.floor((ticks - 1) * ratio + 1e-9)
 
-    # ------------------------------------------------------------------ ticking
     def _tick(self, force_publish=False):
         result = self.sim.tick()
         self._diag_ticks += 1
         self._diag_iterations += result.iterations
-        self._publish_clock()
-        if force_publish or self.cfg.lockstep or self._publish_due(self.sim.ticks):
+        ticks = self.sim.ticks
+        publish = force_publish or self.cfg.lockstep or self._due(ticks, self.cfg.publish_rate)
+        # the clock goes out before any state stamped with it
+        if publish or self._due(ticks, min(self.cfg.clock_rate, self.cfg.rate)):
+            self._publish_clock()
+        if publish:
             self._publish_state()
         if not result.ok:
             self.get_logger().error(result.error, throttle_duration_sec=1.0)
-            if time.monotonic() - self._last_diag_publish > 0.2:
+            if time.monotonic() - self._diag_wall > 0.2:
                 self._publish_diagnostics()
         return result
-
-    def _on_timer(self):
-        if self.sim.paused:
-            self._wall_anchor = None
-            return
-        if self.cfg.lockstep:
-            self._lockstep_poll()
-            return
-        rtf = self.cfg.real_time_factor
-        now = time.monotonic()
-        if rtf == 0:
-            # as fast as possible, in slices of ~5 ms so callbacks and services run
-            end = now + 0.005
-            while time.monotonic() < end and not self.sim.paused:
-                self._tick()
-            return
-        if self._wall_anchor is None:
-            self._wall_anchor = (now, self.sim.ticks)
-            return
-        wall0, ticks0 = self._wall_anchor
-        due = int((now - wall0) * self.cfg.rate * rtf + 1e-9) - (self.sim.ticks - ticks0)
-        max_catch_up = max(10, int(0.25 * self.cfg.rate * rtf))
-        if due > max_catch_up:
-            # fell behind by more than 0.25 s (a stalled machine): drop the backlog rather
-            # than spiral; shorter stalls are caught up so the average rate holds
-            self._overruns += due - max_catch_up
-            self._wall_anchor = (now - max_catch_up / (self.cfg.rate * rtf),
-                                 self.sim.ticks)
-            due = max_catch_up
-        for _ in range(max(due, 0)):
-            self._tick()
-
-    def _lockstep_poll(self):
-        now = time.monotonic()
-        if not self._lock_ready:
-            if self._lock_wait_since is not None and \
-                    now - self._lock_wait_since > self.cfg.lockstep_timeout:
-                self._lockstep_timeouts += 1
-                self.get_logger().warning(
-                    'lockstep: no command stamped %.9f s within %g s; stepping with the '
-                    'previous command' % (self._last_state_ns * 1e-9,
-                                          self.cfg.lockstep_timeout),
-                    throttle_duration_sec=1.0)
-            else:
-                return
-        rtf = self.cfg.real_time_factor
-        if rtf > 0:
-            if self._wall_anchor is not None and \
-                    now - self._wall_anchor[0] < 1.0 / (self.cfg.rate * rtf) - 1e-4:
-                return
-            self._wall_anchor = (now, self.sim.ticks)
-        self._tick()
 
     # ------------------------------------------------------------------ commands
     def _reject(self, problem):
@@ -401,85 +572,92 @@ class SimulatorNode(Node):
         self.get_logger().warning('rejected command: %s (previous command kept)' % problem,
                                   throttle_duration_sec=1.0)
 
-    def _lockstep_accept(self, stamp_ns):
-        """In lockstep, whether a command for state time ``stamp_ns`` unlocks the next tick."""
-        return stamp_ns is None or stamp_ns == self._last_state_ns
-
     def _on_joint_commands(self, msg):
         names, efforts = list(msg.name), list(msg.effort)
+        self._post(lambda: self._apply_joint_commands(
+            names, efforts, conv.stamp_to_ns(msg.header.stamp)))
+
+    def _apply_joint_commands(self, names, efforts, stamp_ns):
         if not names:
             self._reject('joint_commands: no joint names')
             return
         if len(efforts) != len(names):
             self._reject('joint_commands: %d names but %d efforts' % (len(names), len(efforts)))
             return
-        stamp_ns = conv.stamp_to_ns(msg.header.stamp)
-        if self.cfg.lockstep and not self._lockstep_accept(stamp_ns):
+        if self.cfg.lockstep and stamp_ns is not None and stamp_ns != self._last_state_ns:
             return        # a command for an older state: not for this tick
         try:
             self.sim.set_commands(names, efforts)
         except ValueError as err:
             self._reject('joint_commands: %s' % err)
             return
-        self._command_received()
+        self._lock_ready = True
 
     def _on_array_commands(self, msg):
+        values = list(msg.data)
+        self._post(lambda: self._apply_array_commands(values))
+
+    def _apply_array_commands(self, values):
         try:
-            self.sim.set_command_vector(list(msg.data))
+            self.sim.set_command_vector(values)
         except ValueError as err:
             self._reject('effort_controller/commands: %s' % err)
             return
-        self._command_received()
-
-    def _command_received(self):
-        if not self.cfg.lockstep:
-            return
         self._lock_ready = True
-        if self.cfg.real_time_factor == 0 and not self.sim.paused:
-            self._tick()
 
     # ------------------------------------------------------------------ services
-    def _on_reset(self, request, response):
-        self.sim.reset()
-        self._wall_anchor = None
-        self._publish_clock()
-        self._publish_state()
-        response.success = True
-        response.message = 'reset to the initial state at t=%.6f s' % self.sim.t
+    def _answer(self, response, fn):
+        message, error = self._call(fn)
+        response.success = error is None
+        response.message = message if error is None else error
         return response
+
+    def _on_reset(self, request, response):
+        def reset():
+            self.sim.reset()
+            self._pacer = None
+            self._publish_clock()
+            self._publish_state()
+            return 'reset to the initial state at t=%.6f s' % self.sim.t
+        return self._answer(response, reset)
 
     def _on_pause(self, request, response):
-        self.sim.pause()
-        self._timer.cancel()
-        response.success = True
-        response.message = 'paused at t=%.6f s' % self.sim.t
-        return response
+        def pause():
+            self.sim.pause()
+            return 'paused at t=%.6f s' % self.sim.t
+        return self._answer(response, pause)
 
     def _on_unpause(self, request, response):
-        was = self.sim.paused
-        self.sim.unpause()
-        self._wall_anchor = None
-        self._timer.reset()
-        if self.cfg.lockstep:
-            # give (late-joined) controllers the state to answer
-            self._publish_state()
-        response.success = True
-        response.message = ('unpaused at t=%.6f s' if was else 'was running at t=%.6f s') \
-            % self.sim.t
-        return response
+        def unpause():
+            was = self.sim.paused
+            self.sim.unpause()
+            self._pacer = None
+            if self.cfg.lockstep and not self._awaiting_controller:
+                # give (late-joined) controllers the state to answer
+                self._publish_state()
+            return ('unpaused at t=%.6f s' if was else 'was running at t=%.6f s') % self.sim.t
+        return self._answer(response, unpause)
 
     def _on_step(self, request, response):
-        if not self.sim.paused:
-            response.success = False
-            response.message = 'not paused: call ~/pause first'
-            return response
         n = self.cfg.step_ticks
-        failed = 0
-        for k in range(n):
-            failed += not self._tick(force_publish=(k == n - 1)).ok
-        response.success = failed == 0
+
+        def check():
+            if not self.sim.paused:
+                raise ValueError('not paused: call ~/pause first')
+            return self.sim.failures
+        job = _Job(check, n)
+        self._post(job)
+        while not job.done.wait(0.5):
+            if not self._thread.is_alive() or self._stopping:
+                job.error = job.error or 'the step loop is not running'
+                break
+        response.success = job.error is None and not getattr(job, 'failed', 0)
+        if job.error is not None:
+            response.message = job.error
+            return response
+        failed = getattr(job, 'failed', 0)
         response.message = 'stepped %d tick%s to t=%.9f s%s' % (
-            n, '' if n == 1 else 's', self.sim.t,
+            n, '' if n == 1 else 's', job.result,
             '' if not failed else '; %d failed (state held): %s' % (failed,
                                                                    self.sim.last_error))
         return response
@@ -532,7 +710,9 @@ class SimulatorNode(Node):
             'rejected_commands': str(self._rejected),
             'last_rejection': self._last_rejection,
             'lockstep_timeouts': str(self._lockstep_timeouts),
-            'overruns': str(self._overruns),
+            'overruns': str(self._pacer.slips if self._pacer is not None else 0),
+            'behind_real_time_s': '%.6f' % (self._pacer.slipped if self._pacer is not None
+                                            else 0.0),
             'timed_out_joints': ','.join(sim.timed_out()),
             'urdf_warnings': str(len(self._urdf_warnings)),
         }
@@ -545,7 +725,6 @@ class SimulatorNode(Node):
         self._diag_iterations = 0
         self._diag_last_failure = sim.failures
         self._last_rejection = ''
-        self._last_diag_publish = now
 
 
 def import_robot(cfg):
@@ -570,18 +749,23 @@ def import_robot(cfg):
         raise URDFError('%s: %s' % (where, err)) from None
 
 
-def run_node(factory, name, args=None):
+def run_node(factory, name, args=None, threads=1):
     """The console scripts' body (ros2/examples style): init, build the node, spin, shut down.
 
-    Exit codes: 0 after a normal or signalled shutdown (also when the signal arrives while
-    the node is still being built), 2 when a parameter or the model is invalid (the message
-    names it).
+    ``threads`` > 1 spins a MultiThreadedExecutor with that many threads (the simulator:
+    services that wait for its step thread must not hold up the others), else a
+    SingleThreadedExecutor.  Exit codes: 0 after a normal or signalled shutdown (also when
+    the signal arrives while the node is still being built), 2 when a parameter or the
+    model is invalid (the message names it).
     """
     rclpy.init(args=args)
     node = None
+    executor = MultiThreadedExecutor(num_threads=threads) if threads > 1 \
+        else SingleThreadedExecutor()
     try:
         node = factory()
-        rclpy.spin(node)
+        executor.add_node(node)
+        executor.spin()
     except ValueError as err:       # ParameterError, URDFError, while building the node
         if node is not None:
             raise
@@ -594,6 +778,7 @@ def run_node(factory, name, args=None):
         if rclpy.ok():
             raise
     finally:
+        executor.shutdown()
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
@@ -603,7 +788,7 @@ def run_node(factory, name, args=None):
 
 def main(args=None):
     """Console script ``simulator``."""
-    return run_node(SimulatorNode, 'simulator', args)
+    return run_node(SimulatorNode, 'simulator', args, threads=SERVICE_THREADS)
 
 
 if __name__ == '__main__':
