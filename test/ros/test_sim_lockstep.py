@@ -100,3 +100,59 @@ def test_lockstep_reproduces_the_in_process_loop(probe, sim):
     assert worst <= 1e-9, worst
     assert abs(ctrl.states[stamps[-1]][0][1] - Q0[1]) > 0.3    # the controller moved it
     assert int(kv(d)['rejected_commands']) == 0
+
+
+def test_lockstep_swing_up_holds_real_time_and_starts_without_a_missing_command(
+        probe, tmp_path):
+    """The pendulum swing-up as its launch file runs it (simulator and controller processes,
+    lockstep at real_time_factor 1): simulated time keeps pace with the wall clock within
+    2 %, the first state waits for the controller (no 'no command' warning), and the
+    pendulum ends upright."""
+    import math
+    import subprocess
+    import sys
+    from .harness import CONFIG_DIR, ROOT
+    with open(CONFIG_DIR + '/pendulum_swingup.yaml') as fh:
+        text = fh.read().replace('package://ros_vi/urdf/pendulum.urdf', urdf('pendulum'))
+    # the nodes run in the test's own namespace: node sections must match any namespace
+    for node in ('simulator', 'swingup_controller', 'lqr_controller'):
+        text = text.replace('\n%s:' % node, '\n/**/%s:' % node)
+    params = tmp_path / 'swingup.yaml'
+    params.write_text(text)
+    sim = SimProcess(params_file=str(params))
+    sim.js = probe.subscribe(JointState, sim.topic('joint_states'))
+    log = tmp_path / 'controller.log'
+    with open(log, 'w') as out:
+        ctrl = subprocess.Popen(
+            [sys.executable, '-c', 'import sys; from ros_vi.ros.controller_node import '
+             'main_swingup; sys.exit(main_swingup())', '--ros-args',
+             '-r', '__ns:=' + sim.namespace, '-r', '__node:=swingup_controller',
+             '--params-file', str(params)], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        # 9 s of simulated time: the swing-up takes about 6
+        try:
+            last = sim.js.wait(lambda m: stamp_to_ns(m.header.stamp) >= 9e9, timeout=60,
+                               what='9 s of lockstep simulation')
+        except AssertionError as err:
+            raise AssertionError('%s\nsimulator:\n%s\ncontroller:\n%s' % (
+                err, sim.output(), log.read_text())) from None
+        with sim.js.lock:
+            items = list(sim.js.items)
+    finally:
+        ctrl.send_signal(2)
+        ctrl.wait(10)
+        code, output = sim.stop()
+    assert code == 0 and 'Traceback' not in output, output
+    # simulated time against the wall clock, after the first second (start-up)
+    stamps = np.array([stamp_to_ns(m.header.stamp) * 1e-9 for _, m in items])
+    wall = np.array([w for w, _ in items])
+    window = stamps >= 1.0
+    slope = np.polyfit(wall[window], stamps[window], 1)[0]
+    assert abs(slope - 1.0) < 0.02, 'real-time factor %.4f' % slope
+    assert 'no command stamped' not in output and 'no controller' not in output, output
+    assert 'a controller is connected' in output
+    # every tick answered: the states are 0.02 s apart with none missing
+    ticks = np.round(stamps / 0.02).astype(int)
+    assert ticks[0] == 0 and set(range(ticks[-1] + 1)) <= set(ticks.tolist())
+    theta = last.position[0]
+    assert abs(math.remainder(theta - math.pi, 2 * math.pi)) < 0.05

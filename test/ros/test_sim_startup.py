@@ -133,6 +133,14 @@ def test_tf_static_values_match_urdf(probe):
     ({'initial_joints': ['elbow'], 'initial_velocities': [float('nan')]},
      'parameter initial_velocities: values must be finite'),
     ({'command_joints': ['wrist']}, "parameter command_joints: unknown joint name 'wrist'"),
+    ({'initial_joints': ['elbow', 'elbow'], 'initial_positions': [0.1, 0.2]},
+     "parameter initial_joints: joint 'elbow' is named twice"),
+    ({'command_joints': ['elbow', 'elbow']},
+     "parameter command_joints: joint 'elbow' is named twice"),
+    ({'step_ticks': 200001}, 'parameter step_ticks: 200001 is above max_step_ticks '
+                             r'\(100000\)'),
+    ({'controller_wait': 0.0}, 'parameter controller_wait: must be > 0'),
+    ({'clock_rate': -1.0}, 'parameter clock_rate: must be > 0'),
 ])
 def test_parameters_are_validated(probe, overrides, match):
     params = {'urdf_file': urdf('acrobot')}
