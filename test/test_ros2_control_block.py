@@ -1,11 +1,13 @@
 """The URDF's ``<ros2_control>`` block: read as written, checked against the joints, merged
 into per-joint facts (ros_vi.urdf.ros2_control)."""
+import logging
 import math
 import warnings
 from dataclasses import FrozenInstanceError
 
 import pytest
 
+from ros_vi.resources import shipped_model
 from ros_vi.urdf import (ComponentInterfaces, InterfaceSpec, JointControl, Ros2ControlBlock,
                          URDFError, URDFWarning, import_urdf, import_urdf_file)
 
@@ -297,6 +299,31 @@ def test_a_sensor_block_offers_no_commands_and_planar_joints_are_left_out():
         system = import_urdf(planar)
     assert system.urdf.joint_controls == {}
     assert list(system.urdf.ros2_control[0].joints) == ['base']
+
+
+# ------------------------------------------------------------------------- shipped arm7
+def test_the_shipped_arm_declares_every_interface_within_its_limits(caplog):
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        with caplog.at_level(logging.DEBUG, logger='ros_vi.urdf'):
+            system = import_urdf_file(shipped_model('arm7'))
+    robot = system.urdf
+    # the block adds no warning and no log record (urdf_parser_py never sees it)
+    assert robot.warnings == () and caplog.records == []
+    (block,) = robot.ros2_control
+    assert (block.name, block.type, block.plugin) == ('Arm7System', 'system',
+                                                      'ros_vi/SimulatedSystem')
+    assert list(block.joints) == robot.joint_names == ['joint_%d' % i for i in range(1, 8)]
+    controls = robot.joint_controls
+    lower, upper = robot.position_limits
+    for k, name in enumerate(robot.joint_names):
+        c = controls[name]
+        assert c.command_interfaces == ('position', 'velocity', 'effort')
+        assert c.bounds['position'] == (lower[k], upper[k])
+        assert c.bounds['velocity'] == c.bounds['effort'] == (-INF, INF)
+        # the start the simulator and ros-vi simulate use by default: the zero configuration
+        assert (c.initial_position, c.initial_velocity) == (0.0, None)
+        assert list(block.joints[name].state) == ['position', 'velocity', 'effort']
 
 
 # ------------------------------------------------------------------------- xacro
