@@ -1,5 +1,6 @@
 """The URDF's ``<ros2_control>`` block: read as written, checked against the joints, merged
-into per-joint facts (ros_vi.urdf.ros2_control)."""
+into per-joint facts (ros_vi.urdf.ros2_control), shown by ``ros-vi info``."""
+import json
 import logging
 import math
 import warnings
@@ -7,6 +8,7 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
+from ros_vi.cli import main
 from ros_vi.resources import shipped_model
 from ros_vi.urdf import (ComponentInterfaces, InterfaceSpec, JointControl, Ros2ControlBlock,
                          URDFError, URDFWarning, import_urdf, import_urdf_file)
@@ -366,3 +368,44 @@ def test_a_block_generated_by_a_xacro_macro(tmp_path):
     assert controls['slide'].bounds['position'] == pytest.approx((0.0, 0.4), rel=1e-12)
     assert controls['slide'].initial_position == 0.1
     assert system.urdf.warnings == ()
+
+
+# ------------------------------------------------------------------------- ros-vi info
+def test_info_shows_the_declared_interfaces_of_arm7(capsys):
+    assert main(['info', 'arm7']) == 0
+    text = capsys.readouterr().out
+    assert "ros2_control 'Arm7System' (system, plugin ros_vi/SimulatedSystem" in text
+    rows = [line.split() for line in text.splitlines() if line.startswith('  joint_2 ')]
+    # the joints table, then the block's table: position bounds are the joint's limits
+    assert rows[0][-2:] == ['position,velocity,effort', 'dynamic']
+    assert ' '.join(rows[1]) == ('joint_2 position [-2.0944, 2.0944], velocity, effort '
+                                 'position, velocity, effort 0 -')
+    assert main(['info', 'arm7', '--json']) == 0
+    facts = json.loads(capsys.readouterr().out)
+    joint = {j['name']: j for j in facts['joints']}['joint_4']
+    assert (joint['command_interfaces'], joint['command_source']) == (
+        ['position', 'velocity', 'effort'], 'ros2_control')
+    assert joint['command_bounds']['position'] == [-2.0944, 2.0944]
+    assert (joint['initial_position'], joint['initial_velocity']) == (0.0, None)
+    assert [b['name'] for b in facts['ros2_control']] == ['Arm7System']
+
+
+def test_info_marks_the_simulator_default_and_the_unsimulated(tmp_path, capsys):
+    path = tmp_path / 'r.urdf'
+    path.write_text(robot(FULL))
+    assert main(['info', str(path)]) == 0
+    text = capsys.readouterr().out
+    lines = {tuple(line.split()[:2]): line for line in text.splitlines() if line.strip()}
+    # shoulder and slide as their block says; the passive wrist takes nothing
+    assert lines[('shoulder', 'revolute')].split()[-2] == 'position'
+    assert lines[('slide', 'prismatic')].split()[-2] == 'velocity,effort'
+    assert lines[('wrist', 'continuous')].split()[-2] == '-'
+    assert 'current [-, 3] (not simulated)' in text
+    assert 'temperature (not simulated)' in text
+    assert "sensor 'ft' (read, not simulated): command -; state force.x, torque.z" in text
+    assert "gpio 'brake' (read, not simulated): command release; state released" in text
+    assert 'hardware params: ip=192.168.0.10, rate=500' in text
+    path.write_text(robot(''))
+    assert main(['info', str(path)]) == 0
+    text = capsys.readouterr().out
+    assert 'effort,position,velocity (default)' in text and 'ros2_control' not in text
