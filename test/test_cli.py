@@ -52,9 +52,17 @@ def test_info_matches_the_imported_model(model, capsys):
     moving = [j['name'] for j in facts['joints'] if j['role'] != 'fixed']
     assert moving == system.urdf.joint_names + system.urdf.mimic_joint_names or \
         sorted(moving) == sorted(system.urdf.joint_names + system.urdf.mimic_joint_names)
-    effort = {j['name']: j['command_interfaces'] for j in facts['joints']}
+    # the <ros2_control> block's interfaces where it lists the joint, else the simulator's
+    # default on every joint with a non-zero effort limit, none on a passive joint
+    commands = {j['name']: (j['command_interfaces'], j['command_source'])
+                for j in facts['joints']}
+    declared = system.urdf.joint_controls
     for name, limit in zip(system.urdf.input_joint_names, system.urdf.input_effort_limits):
-        assert effort[name] == (['effort'] if limit else [])
+        if name in declared:
+            expected = (list(declared[name].command_interfaces), 'ros2_control')
+        else:
+            expected = (['effort', 'position', 'velocity'], 'default') if limit else ([], None)
+        assert commands[name] == expected
     assert main(['info', model]) == 0
     text = capsys.readouterr().out
     assert '%d DOF' % system.nQ in text and facts['root_link'] in text

@@ -13,7 +13,10 @@ import numpy as np
 
 from .models import import_model, resolve_model
 
-HELP = 'links, joints, limits, masses and importer warnings of a model'
+HELP = 'links, joints, limits, command interfaces, masses and importer warnings of a model'
+# what the simulator offers a joint with a non-zero effort limit that no <ros2_control>
+# block lists
+DEFAULT_COMMAND_INTERFACES = ('effort', 'position', 'velocity')
 
 
 def add_arguments(parser):
@@ -30,6 +33,7 @@ def describe(source):
     robot = system.urdf
     description = read_description(parse_xml(source.text, source.path), source.path)
     actuated = dict(zip(robot.input_joint_names, robot.input_effort_limits))
+    controls = robot.joint_controls
     joints = []
     for j in description.joints:
         info = robot.joint(j.name)
@@ -41,14 +45,24 @@ def describe(source):
             role = 'kinematic (moves no mass; held)'
         else:
             role = 'dynamic'
-        interfaces = ['effort'] if actuated.get(j.name, 0.0) != 0.0 else []
+        control = controls.get(j.name)
+        if control is not None:
+            interfaces, origin = list(control.command_interfaces), 'ros2_control'
+        elif actuated.get(j.name, 0.0) != 0.0:
+            interfaces, origin = list(DEFAULT_COMMAND_INTERFACES), 'default'
+        else:
+            interfaces, origin = [], None
         joints.append({
             'name': j.name, 'type': j.type, 'parent': j.parent, 'child': j.child,
             'axis': [float(a) for a in info.axis] if info.moving else None,
             'lower': float(info.lower), 'upper': float(info.upper),
             'effort': float(info.effort), 'velocity': float(info.velocity),
             'damping': float(info.damping), 'friction': float(info.friction),
-            'role': role, 'command_interfaces': interfaces})
+            'role': role, 'command_interfaces': interfaces, 'command_source': origin,
+            'command_bounds': {} if control is None else {
+                name: [float(lo), float(hi)] for name, (lo, hi) in control.bounds.items()},
+            'initial_position': None if control is None else control.initial_position,
+            'initial_velocity': None if control is None else control.initial_velocity})
     links = []
     for name in description.links:
         mass, inertia, origin = description.inertials.get(
@@ -62,7 +76,25 @@ def describe(source):
         'configs': [c.name for c in system.configs],
         'mimic_joints': robot.mimic_joint_names,
         'total_mass': float(sum(link['mass'] for link in links)),
-        'links': links, 'joints': joints, 'warnings': quirks}
+        'links': links, 'joints': joints,
+        'ros2_control': [_block_facts(block) for block in robot.ros2_control],
+        'warnings': quirks}
+
+
+def _block_facts(block):
+    """A :class:`~ros_vi.urdf.Ros2ControlBlock` as plain values (interfaces as written)."""
+    def component(comp):
+        return {'name': comp.name, 'mimic': comp.mimic, 'params': dict(comp.params),
+                'command': [{'name': i.name, 'min': i.min, 'max': i.max,
+                             'initial_value': i.initial_value, 'params': dict(i.params)}
+                            for i in comp.command.values()],
+                'state': [{'name': i.name, 'initial_value': i.initial_value,
+                           'params': dict(i.params)} for i in comp.state.values()]}
+    return {'name': block.name, 'type': block.type, 'plugin': block.plugin,
+            'hardware_params': dict(block.hardware_params),
+            'joints': [component(c) for c in block.joints.values()],
+            'sensors': [component(c) for c in block.sensors.values()],
+            'gpios': [component(c) for c in block.gpios.values()]}
 
 
 def _fmt(x):
@@ -101,8 +133,10 @@ def print_description(facts, out=None):
               'command', 'role')
     rows = [(j['name'], j['type'], _fmt(j['lower']), _fmt(j['upper']), _fmt(j['effort']),
              _fmt(j['velocity']), _fmt(j['damping']), _fmt(j['friction']),
-             ','.join(j['command_interfaces']) or '-', j['role']) for j in moving]
+             _commands(j), j['role']) for j in moving]
     _table(w, header, rows)
+    for block in facts['ros2_control']:
+        _print_block(w, block)
     w('\nlinks (mass kg, COM m in the link frame, inertia kg m^2 about the COM):\n')
     rows = [(l['name'], '%g' % l['mass'], ' '.join('%g' % c for c in l['com']),
              ' '.join('%g' % l['inertia'][a][b] for a, b in
@@ -112,6 +146,45 @@ def print_description(facts, out=None):
     w('\nimporter warnings: %s\n' % ('none' if not facts['warnings'] else ''))
     for q in facts['warnings']:
         w('  - %s\n' % q)
+
+
+def _commands(joint):
+    names = ','.join(joint['command_interfaces']) or '-'
+    return names + ' (default)' if joint['command_source'] == 'default' else names
+
+
+def _interface(spec, simulated=True):
+    text = spec['name']
+    if spec.get('min', -math.inf) != -math.inf or spec.get('max', math.inf) != math.inf:
+        text += ' [%s, %s]' % (_fmt(spec['min']), _fmt(spec['max']))
+    return text if simulated else text + ' (not simulated)'
+
+
+def _print_block(w, block):
+    from ..urdf.ros2_control import SIMULATED_INTERFACES
+    w('\nros2_control %r (%s, plugin %s; command bounds in the joint units):\n'
+      % (block['name'], block['type'], block['plugin'] or '-'))
+    if block['hardware_params']:
+        w('  hardware params: %s\n' % ', '.join(
+            '%s=%s' % kv for kv in block['hardware_params'].items()))
+    rows = []
+    for joint in block['joints']:
+        initial = {s['name']: s['initial_value'] for s in joint['state']}
+        rows.append((joint['name'],
+                     ', '.join(_interface(c, c['name'] in SIMULATED_INTERFACES)
+                               for c in joint['command']) or '-',
+                     ', '.join(_interface(s, s['name'] in SIMULATED_INTERFACES)
+                               for s in joint['state']) or '-',
+                     *('-' if initial.get(k) is None else '%g' % initial[k]
+                       for k in ('position', 'velocity'))))
+    _table(w, ('joint', 'command interfaces', 'state interfaces', 'initial position',
+               'initial velocity'), rows)
+    for kind in ('sensors', 'gpios'):
+        for comp in block[kind]:
+            w('  %s %r (read, not simulated): command %s; state %s\n'
+              % (kind[:-1], comp['name'],
+                 ', '.join(_interface(c) for c in comp['command']) or '-',
+                 ', '.join(_interface(c) for c in comp['state']) or '-'))
 
 
 def _table(w, header, rows):

@@ -15,6 +15,9 @@ One job per module:
 * :mod:`.build` -- frames, configs, forces and constraints from a description (the URDF
   semantics: geometry, naming, joint data, massless joints are documented there);
 * :mod:`.robot` -- :class:`URDFRobot`, the description of an imported robot;
+* :mod:`.ros2_control` -- the ``<ros2_control>`` blocks (:class:`Ros2ControlBlock`, on
+  ``system.urdf.ros2_control``) and the per-joint command interfaces they declare
+  (:class:`JointControl`, ``system.urdf.joint_controls``);
 * :mod:`.tolerance` -- the tolerance policy: :class:`Quirk` records and :class:`URDFWarning`;
 * :mod:`.xacro` -- :func:`xacro_to_urdf`;
 * :mod:`.shapes` -- :func:`link_geometry`: the ``<visual>``/``<collision>`` shapes of the
@@ -29,11 +32,14 @@ from .geometry import axis_alignment, origin_matrix, rpy_matrix
 from .importer import import_urdf, import_urdf_file, load_urdf_text
 from .parse import SUPPORTED_JOINTS, JointInfo
 from .robot import URDFRobot
+from .ros2_control import (ComponentInterfaces, InterfaceSpec, JointControl,
+                           Ros2ControlBlock)
 from .shapes import Shape, link_geometry
 from .tolerance import Quirk, URDFWarning
 from .xacro import xacro_to_urdf
 
 __all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text', 'xacro_to_urdf',
            'URDFError', 'URDFParseError', 'URDFSecurityError', 'URDFRobot', 'JointInfo',
-           'Quirk', 'URDFWarning', 'Shape', 'link_geometry',
+           'Quirk', 'URDFWarning', 'Shape', 'link_geometry', 'Ros2ControlBlock',
+           'ComponentInterfaces', 'InterfaceSpec', 'JointControl',
            'rpy_matrix', 'origin_matrix', 'axis_alignment', 'SUPPORTED_JOINTS', 'HELPER_SEP']

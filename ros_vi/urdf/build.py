@@ -190,7 +190,8 @@ def _build(plan, system, prefix, base, kinematic, options):
     joints, link_frames, forces, mimics = _build_held(plan, system, prefix, base, kinematic,
                                                       options)
     _initial_q(system, mimics)
-    return URDFRobot(system, plan.name, prefix, plan.root, joints, link_frames, forces)
+    return URDFRobot(system, plan.name, prefix, plan.root, joints, link_frames, forces,
+                     plan.ros2_control)
 
 
 def _build_held(plan, system, prefix, base, kinematic, options):

@@ -14,6 +14,7 @@ import numpy as np
 
 from .errors import URDFError, URDFParseError, URDFSecurityError
 from .geometry import origin_matrix
+from .ros2_control import check_ros2_control, read_ros2_control
 from .tolerance import Tolerance
 
 __all__ = ['parse_xml', 'read_description', 'Description', 'JointInfo', 'finite',
@@ -76,6 +77,9 @@ def _drop_unread_elements(root, where, tol):
     """Remove what urdfdom ignores or accepts but urdf_parser_py chokes on (quirks)."""
     from urdf_parser_py.xml_reflection import core as xmlr_core
     from lxml import etree
+    # read by .ros2_control; urdf_parser_py would log each block as an unknown tag
+    for block in [el for el in root if el.tag == 'ros2_control']:
+        root.remove(block)
     for tex in root.iter('texture'):
         if tex.get('filename') is not None:
             continue
@@ -218,6 +222,7 @@ class Description:
         self.joints = []           # JointInfo, file order
         self.root = None
         self.children = {}         # link -> [JointInfo] (file order)
+        self.ros2_control = ()     # Ros2ControlBlock, file order
 
 
 def finite(values, what):
@@ -456,7 +461,8 @@ def _validate(model, where, tol, floating_base=None):
 
 
 def read_description(root, where, tol=None, floating_base=None):
-    """The validated :class:`Description` of a ``<robot>`` element from :func:`parse_xml`.
+    """The validated :class:`Description` of a ``<robot>`` element from :func:`parse_xml`
+    (its ``<ros2_control>`` blocks read and checked by :mod:`.ros2_control`).
 
     ``where`` prefixes every error message (e.g. ``"URDF file 'x.urdf'"``); ``tol``: the
     :class:`~.tolerance.Tolerance` collecting the quirks (a fresh non-strict one if None);
@@ -464,4 +470,8 @@ def read_description(root, where, tol=None, floating_base=None):
     """
     if tol is None:
         tol = Tolerance(where)
-    return _validate(_to_urdf_model(root, where, tol), where, tol, floating_base)
+    blocks = read_ros2_control(root, where, tol)
+    plan = _validate(_to_urdf_model(root, where, tol), where, tol, floating_base)
+    check_ros2_control(blocks, {j.name: j for j in plan.joints}, where, tol)
+    plan.ros2_control = blocks
+    return plan

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..mechanics import dynamics
+from .ros2_control import joint_controls
 
 __all__ = ['URDFRobot']
 
@@ -20,7 +21,8 @@ class URDFRobot:
     a new array on each access.
     """
 
-    def __init__(self, system, name, prefix, root_link, joints, link_frames, forces):
+    def __init__(self, system, name, prefix, root_link, joints, link_frames, forces,
+                 ros2_control=()):
         self._system = system
         self._name = name
         self._prefix = prefix
@@ -29,6 +31,7 @@ class URDFRobot:
         self._joint_list = joints
         self._link_frames = link_frames      # link name -> Frame (file order)
         self._forces = forces                # 'damping', 'friction', 'limits', 'gravity', 'mimic'
+        self._ros2_control = tuple(ros2_control)
         self._warnings = ()
         self._description = None
         self._base_dir = None
@@ -191,6 +194,30 @@ class URDFRobot:
     def input_effort_limits(self):
         """Effort limit of each actuation input [N m or N] (same order as input_names)."""
         return np.array([j.effort for j in self._actuated()])
+
+    # ros2_control --------------------------------------------------------------
+    @property
+    def ros2_control(self):
+        """The ``<ros2_control>`` blocks of the description as written (tuple of
+        :class:`~ros_vi.urdf.Ros2ControlBlock`, file order; empty when there is none).
+        Joint names in them are URDF names (no prefix)."""
+        return self._ros2_control
+
+    @property
+    def joint_controls(self):
+        """``{joint: JointControl}`` for the joints with a config that a ``<ros2_control>``
+        block lists, in config order: the simulated command interfaces each declares
+        (position, velocity, effort), their declared bounds and the initial position and
+        velocity from the state interfaces' ``initial_value`` (clipped to the URDF limits).
+        Mimic joints are left out (they follow their leader), and so are the parts of planar
+        and floating joints (ros2_control names one value per joint).  Empty without a
+        block.  See :func:`ros_vi.urdf.ros2_control.joint_controls`."""
+        if not self._ros2_control:
+            return {}
+        # parts of planar/floating joints carry the URDF joint's name as urdf_joint
+        single = [j for j in self._moving()
+                  if j.mimic is None and getattr(j, 'urdf_joint', None) is None]
+        return joint_controls(self._ros2_control, single)
 
     # links -----------------------------------------------------------------
     @property

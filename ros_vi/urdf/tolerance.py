@@ -20,8 +20,8 @@ class URDFWarning(UserWarning):
 class Quirk:
     """One tolerated quirk of a robot description (immutable).
 
-    ``element``: ``'link'``, ``'joint'``, ``'transmission'``, ``'material'`` or ``'robot'``;
-    ``name``: the URDF name of that element; ``problem``: what is wrong with it;
+    ``element``: ``'link'``, ``'joint'``, ``'transmission'``, ``'material'``,
+    ``'ros2_control'`` or ``'robot'``; ``name``: the URDF name of that element; ``problem``: what is wrong with it;
     ``action``: what the importer did about it.  ``str(quirk)`` reads
     ``"joint 'k': mimics the missing joint 'nope'; ignored the mimic: 'k' moves freely"``.
     """
