@@ -6,7 +6,8 @@
 # - idempotent: skips all work when .venv/.ros_vi_stamp matches the current
 #   hash of requirements.txt + requirements-ros.txt + ros_interfaces/ + setup.py +
 #   setup.cfg (+ top-level packages, python version, repo path)
-# - installs ROS 2 (Jazzy wheels, requirements-ros.txt) and builds tf2_msgs into the venv
+# - installs ROS 2 (Jazzy wheels, requirements-ros.txt) and builds the interface packages
+#   of ros_interfaces/ (tf2_msgs, control_msgs) into the venv
 # - works on a fresh Debian 12 with python3 + pip even without python3-venv
 #   (falls back to `venv --without-pip` bootstrapped by the system pip)
 set -euo pipefail
@@ -27,7 +28,7 @@ log() { echo "[setup_env] $*"; }
 hash_inputs() {
     {
         cat requirements.txt requirements-ros.txt setup.py
-        # the tf2_msgs interface package built into the venv (scripts/build_tf2_msgs.sh)
+        # the interface packages built into the venv (scripts/build_interfaces.sh)
         find ros_interfaces -type f | LC_ALL=C sort | xargs cat
         [ -f setup.cfg ] && cat setup.cfg
         # top-level packages: the editable finder maps only those that existed
@@ -97,7 +98,7 @@ log "installing requirements.txt"
 
 log "installing requirements-ros.txt (ROS 2 Jazzy wheels)"
 "$VPY" -m pip install -q -r requirements-ros.txt
-bash scripts/build_tf2_msgs.sh
+bash scripts/build_interfaces.sh
 
 log "installing ros_vi (editable)"
 "$VPY" -m pip install -q -e .

@@ -5,6 +5,8 @@
   shaping swing-up laws (energies from the model).
 * :class:`SwingUpAndBalance` -- one controller owning the hand-over to the LQR
   (cost-to-go region with hysteresis).
+* :class:`JointTrajectory`, :class:`TrajectoryFollower` -- the JointTrajectoryController's
+  interpolation, start, replacement and tolerance rules (docs/trajectories.md).
 * :func:`simulate` -- the closed loop in one process (it lives in :mod:`ros_vi.simulation`,
   on the simulator node's loop, and is loaded from there on first use); :data:`DEMOS` -- the
   shipped demos.
@@ -15,6 +17,9 @@ from .lqr import LQR, Equilibrium, find_equilibrium, linearize, lqr_gain
 from .swingup import AcrobotSwingUp, CartPoleSwingUp, PendulumSwingUp
 from .handover import SwingUpAndBalance
 from .closed_loop import ClosedLoopResult, settle_time, summarize
+from .joint_trajectory import (ErrorCode, Execution, JointTolerance, JointTrajectory, Outcome,
+                               TrackingSample, TrajectoryError, TrajectoryFollower,
+                               TrajectoryPoint)
 from .presets import DEMOS, Demo, acrobot_model, cartpole_model, pendulum_model
 
 __all__ = ['ControlOutput', 'Controller', 'actuated_inputs', 'default_effort_limits',
@@ -22,7 +27,9 @@ __all__ = ['ControlOutput', 'Controller', 'actuated_inputs', 'default_effort_lim
            'LQR', 'Equilibrium', 'find_equilibrium', 'linearize', 'lqr_gain',
            'PendulumSwingUp', 'CartPoleSwingUp', 'AcrobotSwingUp', 'SwingUpAndBalance',
            'ClosedLoopResult', 'simulate', 'settle_time', 'summarize', 'DEMOS', 'Demo',
-           'pendulum_model', 'cartpole_model', 'acrobot_model']
+           'pendulum_model', 'cartpole_model', 'acrobot_model',
+           'ErrorCode', 'Execution', 'JointTolerance', 'JointTrajectory', 'Outcome',
+           'TrackingSample', 'TrajectoryError', 'TrajectoryFollower', 'TrajectoryPoint']
 
 
 def __getattr__(name):

@@ -1,0 +1,246 @@
+"""TrajectoryInterfaces over DDS: a small plant node (its own context, a SingleThreadedExecutor,
+and a stepping thread that advances simulated time and moves the joints to the follower's
+targets, exactly or through a first-order lag) driven by an action client and a publisher on
+the probe node."""
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from action_msgs.msg import GoalStatus
+from builtin_interfaces.msg import Duration
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTolerance, JointTrajectoryControllerState
+from rclpy.action import ActionClient
+from rclpy.executors import SingleThreadedExecutor
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ros_vi.control import TrajectoryFollower
+from ros_vi.ros.trajectory_interfaces import TrajectoryInterfaces
+
+from .harness import TIMEOUT, wait_until
+
+JOINTS = ['shoulder', 'elbow']
+DT = 0.01
+
+
+class Plant:
+    """Simulated time advancing DT per DT of wall time; q follows the targets exactly
+    (``lag=None``: q(t + DT) = the target sampled at t + DT) or as a first-order lag with
+    rate ``lag`` [1/s]."""
+
+    def __init__(self, lag=None):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node('trajectory_plant', context=self.context)
+        self.follower = TrajectoryFollower(JOINTS, lookahead=DT if lag is None else 0.0)
+        self.lag = lag
+        self.lock = threading.Lock()
+        self.t = 0.0
+        self.q = np.zeros(2)
+        self.history = []                     # (t, q)
+        self.interfaces = TrajectoryInterfaces(self.node, self.follower, lambda: self.t,
+                                               feedback_period=0.02)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._stop = False
+        self._threads = [threading.Thread(target=self._spin, daemon=True),
+                         threading.Thread(target=self._step, daemon=True)]
+        for thread in self._threads:
+            thread.start()
+
+    def _spin(self):
+        while not self._stop:
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def _step(self):
+        v = np.zeros(2)
+        while not self._stop:
+            with self.lock:
+                targets = self.follower.update(self.t, self.q, v)
+                if targets is not None:
+                    if self.lag is None:
+                        q = targets.positions
+                    else:
+                        q = self.q + (targets.positions - self.q) * (1 - np.exp(-self.lag * DT))
+                    v = (q - self.q) / DT
+                    self.q = q
+                self.t += DT
+                self.history.append((self.t, self.q.copy()))
+                self.interfaces.publish_state(self.t)
+            time.sleep(DT)
+
+    def positions_over(self, seconds):
+        """q over the next ``seconds`` of simulated time."""
+        with self.lock:
+            start = len(self.history)
+        wait_until(lambda: len(self.history) > start + seconds / DT, what='plant ticks')
+        with self.lock:
+            return np.array([q for _, q in self.history[start:]])
+
+    def close(self):
+        self._stop = True
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self.interfaces.destroy()
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+
+@pytest.fixture
+def plant():
+    p = Plant()
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def lagging_plant():
+    p = Plant(lag=4.0)
+    yield p
+    p.close()
+
+
+def duration(seconds):
+    return Duration(sec=int(seconds), nanosec=int(round((seconds % 1) * 1e9)))
+
+
+def trajectory(points, names=JOINTS):
+    """points: [(time_from_start, positions, velocities or None)]."""
+    msg = JointTrajectory()
+    msg.joint_names = list(names)
+    for t, p, v in points:
+        pt = JointTrajectoryPoint(positions=list(p), time_from_start=duration(t))
+        if v is not None:
+            pt.velocities = list(v)
+        msg.points.append(pt)
+    return msg
+
+
+class Client:
+    """An action client on the probe node; calls block the test thread, never the probe."""
+
+    def __init__(self, probe, name):
+        self.client = ActionClient(probe.node, FollowJointTrajectory, name)
+        assert self.client.wait_for_server(timeout_sec=TIMEOUT)
+        self.feedback = []
+
+    def send(self, goal):
+        future = self.client.send_goal_async(goal, feedback_callback=self.feedback.append)
+        wait_until(future.done, what='the goal response')
+        handle = future.result()
+        assert handle.accepted
+        return handle
+
+    def result(self, handle):
+        future = handle.get_result_async()
+        wait_until(future.done, what='the result')
+        return future.result()
+
+    def destroy(self):
+        self.client.destroy()
+
+
+@pytest.fixture
+def client(probe, plant):
+    c = Client(probe, plant.interfaces.action_name)
+    yield c
+    c.destroy()
+
+
+def goal(points, **kwargs):
+    g = FollowJointTrajectory.Goal(trajectory=trajectory(points))
+    for key, value in kwargs.items():
+        setattr(g, key, value)
+    return g
+
+
+def test_goal_succeeds_with_feedback_and_reaches_its_end(plant, client):
+    target = [0.8, -0.5]
+    handle = client.send(goal([(0.5, [0.4, -0.2], None), (1.0, target, [0.0, 0.0])],
+                              goal_tolerance=[JointTolerance(name=n, position=1e-3)
+                                              for n in JOINTS]))
+    response = client.result(handle)
+    assert response.status == GoalStatus.STATUS_SUCCEEDED
+    assert response.result.error_code == FollowJointTrajectory.Result.SUCCESSFUL
+    assert response.result.error_string == 'Goal successfully reached!'
+    assert client.feedback
+    fb = client.feedback[-1].feedback
+    assert list(fb.joint_names) == JOINTS
+    assert len(fb.desired.positions) == len(fb.actual.positions) == len(fb.error.positions) == 2
+    np.testing.assert_allclose(fb.desired.positions, target, atol=1e-9)
+    held = plant.positions_over(0.2)
+    np.testing.assert_allclose(held, np.tile(target, (len(held), 1)), atol=1e-9)
+
+
+def test_impossible_path_tolerance_against_a_lagging_plant_aborts(probe, lagging_plant):
+    client = Client(probe, lagging_plant.interfaces.action_name)
+    try:
+        handle = client.send(goal([(1.0, [1.0, 0.0], None)], path_tolerance=[
+            JointTolerance(name='shoulder', position=0.01)]))
+        response = client.result(handle)
+    finally:
+        client.destroy()
+    assert response.status == GoalStatus.STATUS_ABORTED
+    assert response.result.error_code == FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
+    assert "joint 'shoulder' position error" in response.result.error_string
+    held = lagging_plant.positions_over(0.3)
+    assert np.ptp(held[-10:], axis=0).max() < 1e-3          # holding, not following
+    assert held[-1][0] < 0.5
+
+
+def test_goal_with_unknown_joints_is_aborted_with_invalid_joints(plant, client):
+    g = FollowJointTrajectory.Goal(trajectory=trajectory([(1.0, [0.1, 0.2], None)],
+                                                         names=['shoulder', 'wrist']))
+    response = client.result(client.send(g))
+    assert response.status == GoalStatus.STATUS_ABORTED
+    assert response.result.error_code == FollowJointTrajectory.Result.INVALID_JOINTS
+    assert 'wrist' in response.result.error_string
+    assert plant.interfaces.refused == 1
+    np.testing.assert_array_equal(plant.positions_over(0.1)[-1], [0.0, 0.0])
+
+
+def test_cancel_stops_the_motion_and_holds(plant, client):
+    handle = client.send(goal([(5.0, [2.0, 2.0], None)]))
+    wait_until(lambda: plant.q[0] > 0.1, what='the motion to start')
+    at_cancel = plant.q.copy()
+    cancel = handle.cancel_goal_async()
+    wait_until(cancel.done, what='the cancel response')
+    response = client.result(handle)
+    assert response.status == GoalStatus.STATUS_CANCELED
+    held = plant.positions_over(0.5)
+    assert np.ptp(held, axis=0).max() == 0.0
+    np.testing.assert_allclose(held[-1], at_cancel, atol=0.05)    # stopped where it was
+
+
+def test_new_goal_preempts_the_running_one(plant, client):
+    first = client.send(goal([(5.0, [2.0, 2.0], None)]))
+    wait_until(lambda: plant.q[0] > 0.05, what='the motion to start')
+    second = client.send(goal([(0.3, [0.0, 0.0], None)]))
+    response = client.result(first)
+    assert response.status == GoalStatus.STATUS_ABORTED
+    assert response.result.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+    assert 'preempted by a new action goal' in response.result.error_string
+    assert client.result(second).status == GoalStatus.STATUS_SUCCEEDED
+
+
+def test_topic_trajectory_is_followed_at_its_waypoints(probe, plant):
+    states = probe.subscribe(JointTrajectoryControllerState, plant.interfaces.state_topic)
+    pub = probe.publisher(JointTrajectory, plant.interfaces.topic)
+    waypoints = [(0.5, [0.3, -0.3], [0.5, -0.2]), (1.0, [0.6, 0.1], [0.2, 0.4]),
+                 (1.5, [0.5, 0.4], [0.0, 0.0])]
+    pub.publish(trajectory(waypoints))
+    seconds = lambda d: d.sec + d.nanosec * 1e-9
+    done = states.wait(lambda m: seconds(m.reference.time_from_start) >= 1.5 - 1e-6,
+                       what='the end of the trajectory')
+    assert list(done.joint_names) == JOINTS
+    msgs = states.msgs
+    for t, p, v in waypoints:
+        m = min(msgs, key=lambda m: abs(seconds(m.reference.time_from_start) - t))
+        tfs = seconds(m.reference.time_from_start)
+        assert abs(tfs - t) < 0.6 * DT
+        np.testing.assert_allclose(m.feedback.positions, p, atol=2e-3)
+        np.testing.assert_allclose(m.error.positions, 0.0, atol=1e-9)
+    probe.unsubscribe(states)
