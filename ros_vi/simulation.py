@@ -32,7 +32,17 @@ from .control.base import actuated_inputs, angle_mask, default_effort_limits
 from .control.closed_loop import ClosedLoopResult
 from .integrators import ConvergenceError, MidpointVI
 from .mechanics import dynamics
+from .mechanics.forces import JointDrives
 from .mechanics.inputs import config_efforts, input_configs
+
+#: The command interfaces a joint can offer (ros2_control's names).
+COMMAND_INTERFACES = ('effort', 'position', 'velocity')
+_EFFORT, _POSITION, _VELOCITY = range(3)     # a joint's active interface, coded
+_PLURAL = {'effort': 'efforts', 'position': 'positions', 'velocity': 'velocities'}
+#: Default drive bandwidth w [rad/s] and damping ratio zeta: kp = m w^2, kd = 2 zeta m w
+#: with m the joint's reflected inertia (docs/command-interfaces.md).
+DEFAULT_DRIVE_FREQUENCY = 300.0
+DEFAULT_DRIVE_DAMPING_RATIO = 1.0
 
 
 @dataclass
@@ -94,7 +104,8 @@ def _check_positive(value, what, allow_zero=False):
 
 
 class Simulation:
-    """Fixed-tick simulation of ``system`` with joint effort commands.
+    """Fixed-tick simulation of ``system`` with joint commands: efforts, position and
+    velocity targets (docs/command-interfaces.md).
 
     Parameters
     ----------
@@ -117,6 +128,23 @@ class Simulation:
     command_joints : list of str or None
         Joint order of :meth:`set_command_vector`; default: every actuated joint whose
         effort limit is not zero.
+    command_interfaces : dict {joint: iterable of str} or None
+        The command interfaces each joint offers, a subset of :data:`COMMAND_INTERFACES`
+        (``'effort'``, ``'position'``, ``'velocity'``); the dict is complete: a joint it
+        does not name takes no command.  Default: every actuated joint whose effort limit
+        is not zero offers all three (kinematic configs only ``'effort'``).  A joint with
+        effort limit 0, an unactuated joint or a mimic joint cannot offer any (ValueError).
+    command_bounds : dict {joint: {interface: (min, max)}} or None
+        Bounds of a joint's command interface (ros2_control's ``min``/``max`` parameters):
+        commands beyond them are clipped to them [rad, m, rad/s, m/s, N m or N].
+    drive_gains : dict {joint: (kp, kd)} or None
+        Gains of the position and velocity drives [N m/rad, N m s/rad or N/m, N s/m];
+        joints not named get ``kp = m w^2``, ``kd = 2 zeta m w`` with m their reflected
+        inertia (the mass matrix diagonal at the initial configuration), w
+        ``drive_frequency`` [rad/s] and zeta ``drive_damping_ratio``.
+    drive_frequency, drive_damping_ratio : float
+        See ``drive_gains`` (defaults :data:`DEFAULT_DRIVE_FREQUENCY`,
+        :data:`DEFAULT_DRIVE_DAMPING_RATIO`).
     initial_positions, initial_velocities : dict {joint: value}, (n,) array, or None
         Initial state (joints not named keep the system's current q / zero velocity).
     max_refinements : int
@@ -136,7 +164,10 @@ class Simulation:
     def __init__(self, system, dt, substeps=1, effort_limits=None, command_timeout=0.0,
                  command_decay=0.0, command_joints=None, initial_positions=None,
                  initial_velocities=None, max_refinements=3, max_iterations=50,
-                 tolerance=1e-10, t0=0.0, max_subdivisions=8):
+                 tolerance=1e-10, t0=0.0, max_subdivisions=8, command_interfaces=None,
+                 command_bounds=None, drive_gains=None,
+                 drive_frequency=DEFAULT_DRIVE_FREQUENCY,
+                 drive_damping_ratio=DEFAULT_DRIVE_DAMPING_RATIO):
         self.system = system
         self.dt = _check_positive(dt, 'dt')
         if int(substeps) != substeps or substeps < 1:
@@ -153,12 +184,16 @@ class Simulation:
                              % (max_iterations,))
         self.max_iterations = int(max_iterations)
         self.t0 = float(t0)
+        drive_frequency = _check_positive(drive_frequency, 'drive_frequency')
+        drive_damping_ratio = _check_positive(drive_damping_ratio, 'drive_damping_ratio',
+                                              True)
 
-        self.mvi = MidpointVI(system, tolerance=tolerance, max_subdivisions=max_subdivisions)
         self.robot = getattr(system, 'urdf', None)
         nq, nd = system.nQ, system.nQd
         self.joint_names = [c.name for c in system.configs]
         self.mimic_joint_names = [f.mimic.name for f in system.frames if f.mimic is not None]
+        self._mimic_leader = {f.mimic.name: getattr(f.mimic.leader, 'name', f.mimic.leader)
+                              for f in system.frames if f.mimic is not None}
         self._joint_index = {name: i for i, name in enumerate(self.joint_names)}
 
         # inputs -> joints (ConfigForce inputs only; other inputs stay at zero)
@@ -186,6 +221,28 @@ class Simulation:
         self._command_inputs = np.array([self._joint_input[j] for j in command_joints],
                                         dtype=int)
 
+        # command interfaces, their bounds, and the drives that realise position/velocity
+        self._joint_limit = np.zeros(nq)      # effort limit per config [N m or N]
+        self._actuated_inputs = np.array(list(self._joint_input.values()), dtype=int)
+        self._actuated_configs = np.array([self._joint_index[j] for j in self._joint_input],
+                                          dtype=int)
+        self._joint_limit[self._actuated_configs] = self.effort_limits[self._actuated_inputs]
+        self.command_interfaces = self._interfaces(command_interfaces)
+        self._bounds = self._command_bounds(command_bounds)
+        drives = [f for f in system.forces if isinstance(f, JointDrives)]
+        if len(drives) > 1:
+            raise ValueError('the system has %d JointDrives forces; a Simulation drives its '
+                             'joints through one' % len(drives))
+        self._drives = drives[0] if drives else None
+        self._driving = False         # a drive was on during the current tick
+        self._drive_dirty = True      # the drive table needs recomputing
+        if self._drives is None and any(
+                set(i) - {'effort'} for i in self.command_interfaces.values()):
+            # before the integrator exists: adding a force changes the structure
+            self._drives = JointDrives(system, name='drives')
+
+        self.mvi = MidpointVI(system, tolerance=tolerance, max_subdivisions=max_subdivisions)
+
         # initial state
         q0 = system.q.copy()
         v0 = np.zeros(nq)
@@ -202,6 +259,13 @@ class Simulation:
         self._q0 = q0
         self._v0 = v0
         self._k_hold = q0[nd:].copy()
+        # default drive gains from the reflected inertia at q0 (mimic joints folded in)
+        m = np.zeros(nq)
+        m[:nd] = np.diag(dynamics.mass_matrix(self._model, self._out))
+        self._kp = m * drive_frequency ** 2
+        self._kd = 2.0 * drive_damping_ratio * m * drive_frequency
+        if drive_gains is not None:
+            self.set_drive_gains(drive_gains)
 
         self.paused = False
         self.last_error = None
@@ -242,6 +306,12 @@ class Simulation:
             if name in seen:
                 raise ValueError('%s: joint %r is named twice' % (what, name))
             seen.add(name)
+        mimic = [n for n in names if n in self._mimic_leader]
+        if mimic:
+            n = mimic[0]
+            raise ValueError('%s: joint %r is a mimic joint: it follows %r and takes no '
+                             'command of its own (command %r)'
+                             % (what, n, self._mimic_leader[n], self._mimic_leader[n]))
         unknown = [n for n in names if n not in self._joint_index]
         if unknown:
             raise ValueError('%s: unknown joint name%s %s (joints: %s)' % (
@@ -278,6 +348,73 @@ class Simulation:
             raise ValueError('%s: non-finite value for joint%s %s' % (
                 what, 's' if len(bad) > 1 else '', ', '.join(repr(b) for b in bad)))
         out[idx] = vals
+        return out
+
+    def _interfaces(self, spec):
+        """The validated ``command_interfaces`` as {joint: tuple of interfaces} over the
+        actuated joints (an empty tuple: the joint takes no command)."""
+        nd = self.system.nQd
+        out = {}
+        for j in self.actuated_joint_names:
+            c = self._joint_index[j]
+            default = COMMAND_INTERFACES if c < nd else ('effort',)
+            out[j] = default if spec is None and self._joint_limit[c] != 0 else ()
+        if spec is None:
+            return out
+        if not isinstance(spec, dict):
+            raise ValueError('command_interfaces: expected a dict {joint: interfaces}, got %r'
+                             % (spec,))
+        self._check_joint_names(list(spec), 'command_interfaces', actuated=True)
+        for j, names in spec.items():
+            names = (names,) if isinstance(names, str) else tuple(names)
+            bad = [n for n in names if n not in COMMAND_INTERFACES]
+            if bad:
+                raise ValueError('command_interfaces: joint %r: unknown interface %r '
+                                 '(interfaces: %s)' % (j, bad[0], ', '.join(COMMAND_INTERFACES)))
+            c = self._joint_index[j]
+            if names and self._joint_limit[c] == 0:
+                raise ValueError('command_interfaces: joint %r has effort limit 0: it cannot '
+                                 'take any command' % j)
+            if c >= nd and set(names) - {'effort'}:
+                raise ValueError('command_interfaces: joint %r is a kinematic config: it '
+                                 'has no position or velocity drive' % j)
+            out[j] = tuple(n for n in COMMAND_INTERFACES if n in names)
+        return out
+
+    def _command_bounds(self, spec):
+        """{interface: (lower (nQ,), upper (nQ,))} from ``command_bounds``; position bounds
+        include the URDF position limits."""
+        nq = self.system.nQ
+        out = {n: (np.full(nq, -np.inf), np.full(nq, np.inf)) for n in COMMAND_INTERFACES}
+        if self.robot is not None:
+            lower, upper = self.robot.position_limits
+            out['position'][0][:], out['position'][1][:] = lower, upper
+        if spec is None:
+            return out
+        if not isinstance(spec, dict):
+            raise ValueError('command_bounds: expected a dict {joint: {interface: (min, max)}}'
+                             ', got %r' % (spec,))
+        self._check_joint_names(list(spec), 'command_bounds', actuated=True)
+        for j, per in spec.items():
+            c = self._joint_index[j]
+            if not isinstance(per, dict):
+                raise ValueError('command_bounds: joint %r: expected {interface: (min, max)},'
+                                 ' got %r' % (j, per))
+            for name, pair in per.items():
+                if name not in self.command_interfaces[j]:
+                    raise ValueError('command_bounds: joint %r has no %r interface (it has: '
+                                     '%s)' % (j, name, ', '.join(self.command_interfaces[j])
+                                              or 'none'))
+                try:
+                    lo, hi = (float(x) for x in pair)
+                except (TypeError, ValueError):
+                    raise ValueError('command_bounds: joint %r, %s: expected (min, max), got '
+                                     '%r' % (j, name, pair)) from None
+                if math.isnan(lo) or math.isnan(hi) or lo > hi:
+                    raise ValueError('command_bounds: joint %r, %s: needs min <= max, got '
+                                     '(%r, %r)' % (j, name, lo, hi))
+                out[name][0][c] = max(out[name][0][c], lo)
+                out[name][1][c] = min(out[name][1][c], hi)
         return out
 
     def _check_constraints(self, q):
@@ -333,58 +470,191 @@ class Simulation:
 
     # ------------------------------------------------------------------ commands
     def clear_commands(self):
-        """Forget every command (all efforts zero)."""
-        nu = self.system.nu
+        """Forget every command: all joints back on their effort interface with zero
+        effort, every drive off."""
+        nu, nq = self.system.nu, self.system.nQ
         self._cmd = np.zeros(nu)
         self._cmd_time = np.full(nu, -np.inf)
+        self._mode = np.zeros(nq, dtype=int)          # _EFFORT, _POSITION or _VELOCITY
+        self._q_ref = np.zeros(nq)                    # position target [rad or m]
+        self._v_ref = np.zeros(nq)                    # velocity target [rad/s or m/s]
+        self._ff = np.zeros(nq)                       # effort feed-forward [N m or N]
+        self._drive_time = np.full(nq, -np.inf)       # time of the last drive command
+        self._vel_q = np.zeros(nq)   # a velocity drive's position reference at self.t
+        if self._drives is not None:
+            self._drives_off()
 
-    def set_commands(self, commands, values=None, t=None):
-        """Set joint efforts by name [N m or N].
+    def _drives_off(self):
+        nd = self.system.nQd
+        zero = np.zeros(nd)
+        self._drives.set_drives(zero, zero, zero, zero, zero, zero, np.full(nd, np.inf))
+        self._drives_on = False
+        self._drive_dirty = True
 
-        ``commands``: dict {joint: effort}, or a list of joint names with ``values`` (same
-        length).  Joints not named keep their last command.  All-or-nothing: on a non-finite
-        value, a length mismatch, an unknown or unactuated joint the previous commands are
-        kept and ValueError names the culprit.  ``t``: command time [s] for the timeout
-        (default: the current simulation time).
-        """
+    def _command_values(self, commands, values, what):
+        """(names, float array) from a dict {joint: value} or names and values."""
         if isinstance(commands, dict):
             names, vals = list(commands), list(commands.values())
         else:
             names = list(commands)
             if values is None:
-                raise ValueError('set_commands: give a dict {joint: effort} or names and '
-                                 'values')
-            vals = list(np.asarray(values, dtype=float).reshape(-1))
+                raise ValueError('set_commands: give a dict {joint: %s} or names and values'
+                                 % what)
+            try:
+                vals = list(np.asarray(values, dtype=float).reshape(-1))
+            except (TypeError, ValueError):
+                raise ValueError('command: %s must be numbers, got %r'
+                                 % (_PLURAL[what], values)) from None
             if len(vals) != len(names):
-                raise ValueError('set_commands: %d joint names but %d efforts'
-                                 % (len(names), len(vals)))
+                raise ValueError('set_commands: %d joint names but %d %s'
+                                 % (len(names), len(vals), _PLURAL[what]))
         self._check_joint_names(names, 'command', actuated=True)
+        return names, self._finite_values(names, vals, what)
+
+    @staticmethod
+    def _finite_values(names, vals, what):
         try:
-            arr = np.array(vals, dtype=float)
+            arr = np.array(vals, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise ValueError('command: efforts must be numbers, got %r' % (vals,)) from None
+            raise ValueError('command: %s must be numbers, got %r'
+                             % (_PLURAL[what], vals)) from None
+        if arr.size != len(names):
+            raise ValueError('command: %d joint names but %d %s'
+                             % (len(names), arr.size, _PLURAL[what]))
         bad = [n for n, v in zip(names, arr) if not math.isfinite(v)]
         if bad:
-            raise ValueError('command: non-finite effort for joint%s %s' % (
-                's' if len(bad) > 1 else '', ', '.join('%r (%r)' % (n, float(
+            raise ValueError('command: non-finite %s for joint%s %s' % (
+                what, 's' if len(bad) > 1 else '', ', '.join('%r (%r)' % (n, float(
                     arr[names.index(n)])) for n in bad)))
-        idx = np.array([self._joint_input[n] for n in names], dtype=int)
-        self._apply(idx, arr, t)
+        return arr
+
+    def _check_interface(self, names, interface):
+        """ValueError unless every joint in ``names`` offers ``interface``."""
+        if interface not in COMMAND_INTERFACES:
+            raise ValueError('command: unknown interface %r (interfaces: %s)'
+                             % (interface, ', '.join(COMMAND_INTERFACES)))
+        for n in names:
+            have = self.command_interfaces[n]
+            if interface in have:
+                continue
+            if self._joint_limit[self._joint_index[n]] == 0:
+                if interface == 'effort':
+                    continue        # accepted and saturated to 0, as effort commands were
+                                    # always treated (a passive joint's torque is 0)
+                raise ValueError('command: joint %r has effort limit 0: it cannot take any '
+                                 'command' % n)
+            raise ValueError('command: joint %r has no %s interface (it has: %s)'
+                             % (n, interface, ', '.join(have) or 'none'))
+
+    def _clip(self, interface, idx, values):
+        lower, upper = self._bounds[interface]
+        return np.minimum(np.maximum(values, lower[idx]), upper[idx])
+
+    def set_commands(self, commands, values=None, t=None, interface='effort'):
+        """Command one interface of some joints by name (forward_command_controller's
+        ``commands``): efforts [N m or N], positions [rad or m] or velocities [rad/s or
+        m/s] as ``interface`` says.
+
+        ``commands``: dict {joint: value}, or a list of joint names with ``values`` (same
+        length).  The named joints switch to ``interface`` (a joint's active interface is
+        that of its last command); joints not named keep theirs and their last command.  A
+        position target is the drive's q_ref (velocity and effort feed-forward zero), a
+        velocity target its v_ref (docs/command-interfaces.md); values beyond the joint's
+        position limits or ``command_bounds`` are clipped to them.  All-or-nothing: on a
+        non-finite value, a length mismatch, an unknown, mimic or unactuated joint, or a
+        joint without that interface (effort limit 0: no interface at all) the previous
+        commands are kept and ValueError names the culprit.  ``t``: command time [s] for
+        the timeout (default: the current simulation time).
+        """
+        if interface not in COMMAND_INTERFACES:
+            raise ValueError('set_commands: unknown interface %r (interfaces: %s)'
+                             % (interface, ', '.join(COMMAND_INTERFACES)))
+        names, arr = self._command_values(commands, values, interface)
+        self._check_interface(names, interface)
+        if interface == 'effort':
+            self._effort_command(names, arr, t)
+        elif interface == 'position':
+            self._drive_command(names, _POSITION, arr, None, None, t)
+        else:
+            self._drive_command(names, _VELOCITY, None, arr, None, t)
+
+    def set_joint_targets(self, names, positions=None, velocities=None, efforts=None,
+                          t=None):
+        """Command a full target set per joint (a ``sensor_msgs/JointState`` command as
+        topic_based_ros2_control sends it, or a trajectory point).
+
+        ``names`` (n,); ``positions``, ``velocities``, ``efforts``: (n,) or None.  The
+        interface follows what is given: with positions, the position interface (q_ref =
+        positions, v_ref = velocities, feed-forward = efforts, absent ones zero); without
+        positions but with velocities, the velocity interface (v_ref, feed-forward =
+        efforts); with efforts only, the effort interface.  Clipping, validation and the
+        all-or-nothing rule as :meth:`set_commands`.
+        """
+        names = list(names)
+        if positions is None and velocities is None and efforts is None:
+            raise ValueError('set_joint_targets: give positions, velocities or efforts')
+        self._check_joint_names(names, 'command', actuated=True)
+        q = None if positions is None else self._finite_values(names, positions, 'position')
+        v = None if velocities is None else self._finite_values(names, velocities,
+                                                                'velocity')
+        f = None if efforts is None else self._finite_values(names, efforts, 'effort')
+        if q is not None:
+            self._check_interface(names, 'position')
+            self._drive_command(names, _POSITION, q, v, f, t)
+        elif v is not None:
+            self._check_interface(names, 'velocity')
+            self._drive_command(names, _VELOCITY, None, v, f, t)
+        else:
+            self._check_interface(names, 'effort')
+            self._effort_command(names, f, t)
+
+    def _effort_command(self, names, arr, t):
+        idx = np.array([self._joint_index[n] for n in names], dtype=int)
+        self._mode[idx] = _EFFORT
+        self._apply(np.array([self._joint_input[n] for n in names], dtype=int),
+                    self._clip('effort', idx, arr), t)
+
+    def _drive_command(self, names, mode, q, v, f, t):
+        """Switch ``names`` to the position or velocity drive with targets q, v and
+        feed-forward f ((n,) or None: zero); the joints' effort commands are dropped."""
+        idx = np.array([self._joint_index[n] for n in names], dtype=int)
+        zero = np.zeros(idx.size)
+        if mode == _VELOCITY:
+            # a velocity drive follows a position reference that its velocity target
+            # integrates; it starts where the joint is
+            entering = idx[self._mode[idx] != _VELOCITY]
+            self._vel_q[entering] = self.mvi.q2[entering]
+        else:
+            self._q_ref[idx] = self._clip('position', idx, q)
+        self._v_ref[idx] = zero if v is None else self._clip('velocity', idx, v)
+        self._ff[idx] = zero if f is None else self._clip('effort', idx, f)
+        self._mode[idx] = mode
+        self._drive_time[idx] = self.t if t is None else float(t)
+        self._drive_dirty = True
+        inputs = np.array([self._joint_input[n] for n in names], dtype=int)
+        self._cmd[inputs] = 0.0
+        self._cmd_time[inputs] = self._drive_time[idx]
 
     def set_command_vector(self, values, t=None):
         """Set the efforts of :attr:`command_joints` in that order (a (len,) vector).
 
-        Same validation and all-or-nothing rule as :meth:`set_commands`.
+        Same validation and all-or-nothing rule as :meth:`set_commands` (effort
+        interface).
         """
         arr = self._effort_vector(values, self.command_joints, 'joint')
-        self._apply(self._command_inputs, arr, t)
+        self._check_interface(self.command_joints, 'effort')
+        self._effort_command(self.command_joints, arr, t)
 
     def set_input_commands(self, values, t=None):
         """Set the raw command of every input of the system, (nu,) in input order
-        (``system.inputs``; inputs that are not ConfigForce joints included).  Saturation,
-        timeout and the all-or-nothing rule as for :meth:`set_commands`."""
+        (``system.inputs``; inputs that are not ConfigForce joints included): the closed
+        loop's full effort vector.  Every joint switches to effort; saturation, timeout and
+        the all-or-nothing rule as for :meth:`set_commands` (no interface check: a raw
+        input vector bypasses the joints' interface selection)."""
         names = [i.name for i in self.system.inputs]
-        self._apply(np.arange(len(names)), self._effort_vector(values, names, 'input'), t)
+        arr = self._effort_vector(values, names, 'input')
+        self._mode[:] = _EFFORT
+        self._apply(np.arange(len(names)), arr, t)
 
     @staticmethod
     def _effort_vector(values, names, what):
@@ -418,14 +688,58 @@ class Simulation:
         lim = self.effort_limits
         u = np.minimum(np.maximum(self._cmd, -lim), lim)
         if self.command_timeout > 0:
-            # never-commanded inputs have time -inf: over = inf -> scale 0
-            over = (t - self._cmd_time) - self.command_timeout
-            if self.command_decay > 0:
-                scale = np.minimum(np.maximum(1.0 - over / self.command_decay, 0.0), 1.0)
-            else:
-                scale = over <= 1e-12
-            u = u * scale
+            u = u * self._timeout_scale(t, self._cmd_time)
         return u
+
+    def _timeout_scale(self, t, times):
+        """Factor (n,) in [0, 1] on commands given at ``times`` (n,): 1 until
+        ``command_timeout`` has passed, then a linear ramp to 0 over ``command_decay``
+        (only called with a timeout)."""
+        # never-commanded entries have time -inf: over = inf -> scale 0
+        over = (t - times) - self.command_timeout
+        if self.command_decay > 0:
+            return np.minimum(np.maximum(1.0 - over / self.command_decay, 0.0), 1.0)
+        return over <= 1e-12
+
+    def active_interfaces(self):
+        """{joint: the interface of its last command} for the joints that take commands
+        (``'effort'`` until a joint is commanded otherwise, and after :meth:`reset`)."""
+        return {j: COMMAND_INTERFACES[self._mode[self._joint_index[j]]]
+                for j, have in self.command_interfaces.items() if have}
+
+    def set_drive_gains(self, gains):
+        """Set drive gains ``{joint: (kp, kd)}`` [N m/rad, N m s/rad or N/m, N s/m], both
+        finite and >= 0, for joints with a position or velocity interface; the others keep
+        theirs.  All-or-nothing (ValueError naming the joint)."""
+        if not isinstance(gains, dict):
+            raise ValueError('drive_gains: expected a dict {joint: (kp, kd)}, got %r'
+                             % (gains,))
+        self._check_joint_names(list(gains), 'drive_gains', actuated=True)
+        new = []
+        for j, pair in gains.items():
+            if not set(self.command_interfaces[j]) & {'position', 'velocity'}:
+                raise ValueError('drive_gains: joint %r has no position or velocity '
+                                 'interface (it has: %s)'
+                                 % (j, ', '.join(self.command_interfaces[j]) or 'none'))
+            try:
+                kp, kd = (float(x) for x in pair)
+            except (TypeError, ValueError):
+                raise ValueError('drive_gains: joint %r: expected (kp, kd), got %r'
+                                 % (j, pair)) from None
+            if not (math.isfinite(kp) and math.isfinite(kd) and kp >= 0 and kd >= 0):
+                raise ValueError('drive_gains: joint %r: kp and kd must be finite and >= 0, '
+                                 'got (%r, %r)' % (j, kp, kd))
+            new.append((self._joint_index[j], kp, kd))
+        for c, kp, kd in new:
+            self._kp[c], self._kd[c] = kp, kd
+        self._drive_dirty = True
+
+    def drive_gains(self):
+        """{joint: (kp, kd)} of the joints with a position or velocity interface."""
+        return {j: (float(self._kp[self._joint_index[j]]),
+                    float(self._kd[self._joint_index[j]]))
+                for j, have in self.command_interfaces.items()
+                if set(have) & {'position', 'velocity'}}
 
     def timed_out(self, t=None):
         """Names of actuated joints whose command has timed out (and is decaying or zero)."""
@@ -446,9 +760,14 @@ class Simulation:
         the Newton iterations."""
         iterations = 0
         h = (t_end - t_start) / n
+        driving = self._driving
+        t1 = t_start
         for i in range(1, n + 1):
             t2 = t_end if i == n else t_start + i * h
+            if driving:
+                self._set_drives(t_start, 0.5 * (t1 + t2))
             iterations += self.mvi.step(t2, u, k, max_iterations=self.max_iterations)
+            t1 = t2
         if not math.isfinite(float(np.sum(self.mvi.q2)) + float(np.sum(self.mvi.p2))):
             raise ConvergenceError('the step produced non-finite values')
         return iterations
@@ -466,6 +785,10 @@ class Simulation:
         t_end = self.tick_time(self._ticks + 1)
         u = self.effective_command(t_start)
         k = self._k_hold
+        if self._drives is not None:
+            self._driving = bool(self._mode.any())
+            if not self._driving and self._drives_on:
+                self._drives_off()
         q_start, p_start = mvi.q2, mvi.p2
         error = None
         for level in range(self.max_refinements + 1):
@@ -490,9 +813,59 @@ class Simulation:
             result = TickResult(False, 0, n, self.max_refinements, self.last_error)
         self._ticks += 1
         self._applied = u if result.ok else np.zeros_like(u)
+        if self._driving and result.ok:
+            self._after_driven_tick(t_start, t_end)
         self._last = result
         self._state_cache = None
         return result
+
+    def _set_drives(self, t_start, t_mid):
+        """The drive table for a VI step with midpoint time ``t_mid`` of the tick that
+        starts at ``t_start``: position joints aim at q_ref, velocity joints at their
+        reference position advanced by v_ref to ``t_mid``; feed-forwards (v_ref, effort)
+        scaled by the timeout."""
+        nd = self.system.nQd
+        mode = self._mode[:nd]
+        if not (self._drive_dirty or self.command_timeout > 0 or (mode == _VELOCITY).any()):
+            return                  # the table in place is still this step's
+        self._drive_dirty = False
+        v, f = self._v_ref[:nd], self._ff[:nd]
+        if self.command_timeout > 0:
+            scale = self._timeout_scale(t_start, self._drive_time[:nd])
+            v, f = v * scale, f * scale
+        lower, upper = self._bounds['position']
+        position = np.where(mode == _VELOCITY,
+                            np.minimum(np.maximum(self._vel_q[:nd] + v * (t_mid - t_start),
+                                                  lower[:nd]), upper[:nd]),
+                            self._q_ref[:nd])
+        self._drives.set_drives(mode != _EFFORT, self._kp[:nd], self._kd[:nd], position, v,
+                                f, self._joint_limit[:nd])
+        self._drives_on = True
+
+    def _after_driven_tick(self, t_start, t_end):
+        """After a tick with drives: the drive torques become the applied efforts, and the
+        velocity drives' position references advance to t_end (within the position limits
+        and within effort limit / kp of the joint, so a blocked joint does not wind up a
+        reference it cannot follow)."""
+        mvi, nd = self.mvi, self.system.nQd
+        q1, q2, dt = mvi.q1, mvi.q2, mvi.t2 - mvi.t1
+        tau = self._drives.torque(0.5 * (q1 + q2), (q2 - q1) / dt)
+        mode = self._mode
+        driven = mode[self._actuated_configs] != _EFFORT
+        applied = self._applied.copy()
+        applied[self._actuated_inputs[driven]] = tau[self._actuated_configs[driven]]
+        self._applied = applied
+        velocity = np.nonzero(mode[:nd] == _VELOCITY)[0]
+        if velocity.size:
+            v = self._v_ref[velocity]
+            if self.command_timeout > 0:
+                v = v * self._timeout_scale(t_start, self._drive_time[velocity])
+            ref = self._vel_q[velocity] + v * (t_end - t_start)
+            with np.errstate(divide='ignore', invalid='ignore'):
+                slack = np.where(self._kp[velocity] > 0,
+                                 self._joint_limit[velocity] / self._kp[velocity], np.inf)
+            ref = np.minimum(np.maximum(ref, q2[velocity] - slack), q2[velocity] + slack)
+            self._vel_q[velocity] = self._clip('position', velocity, ref)
 
     def step(self, n=1):
         """``n`` ticks (whether paused or not; what the node's ``~/step`` service does);

@@ -1,8 +1,9 @@
 """Compiled step for the common case: a frame tree with built-in terms only.
 
 When a System's only potentials and forces are ``Gravity``, ``ConfigSpring``, ``Damping`` and
-``ConfigForce`` and its constraints (if any) are built-in ones (``Distance``,
-``PointToPoint*``, ``PointOnPlane``, ``Mimic``), a whole step runs in one numba call:
+``ConfigForce`` (and at most one ``JointDrives``, the position/velocity drives) and its
+constraints (if any) are built-in ones (``Distance``, ``PointToPoint*``, ``PointOnPlane``,
+``Mimic``), a whole step runs in one numba call:
 predictor, Newton iterations on the DEL with the exact Jacobian, p2 and the midpoint state
 (:func:`step_packed`; with constraints :func:`constrained_step.step_constrained_packed`).
 Both entry points run the same step body, :func:`newton_step` (predictor, DEL residual and
@@ -40,6 +41,8 @@ from ..mechanics.constraint_kernel import (CF_TOL, NCF, NCI, constraint_jacobian
                                            refresh_constraint_parameters)
 from ..mechanics.forces.configforce import ConfigForce
 from ..mechanics.forces.damping import Damping
+from ..mechanics.forces.drives import (ACTIVE as _D_ACTIVE, FIELDS as _DRIVE_FIELDS,
+                                       KD as _D_KD, KP as _D_KP, JointDrives, drive_law)
 from ..mechanics.kernel import (first_order_into, forward_kinematics_into, joint_twists_into,
                                 second_order_into)
 from ..mechanics.potentials.configspring import ConfigSpring
@@ -83,6 +86,7 @@ _NANCHOR = 6
 # the linearised step's increment (max-norm)
 _C_DEVIATION, _C_DEV_BOUND, _C_DEFECT, _C_DEF_BOUND, _C_ENERGY, _C_FIRST = range(6)
 _NCHECK = 6
+_NDRIVE = len(_DRIVE_FIELDS)   # rows of the W_DRIVE segment (drives.FIELDS)
 
 # Segments of the packed arrays (indices into the offsets ``o = _layout(I)``; the table in
 # :func:`_layout` gives each one's length and contents)
@@ -93,7 +97,7 @@ _NCHECK = 6
  W_Q1, W_P1, W_Q2, W_P2, W_U1, W_U_IN, W_K_IN, W_HIST, W_HIST_T, W_Q2N, W_P2N, W_QM, W_V,
  W_R, W_P, W_S, W_VSP, W_VP, W_IC, W_H, W_G, W_LQ, W_LV, W_M, W_LVQ, W_LQQ, W_SU, W_SW,
  W_SZ, W_SG, W_TMP, W_J, W_RES, W_FORCE, W_DLT, W_VEL, W_MD, W_ZERO,
- W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_END) = range(70)
+ W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_DRIVE, W_END) = range(71)
 
 
 @njit(cache=True)
@@ -179,6 +183,8 @@ def _layout(I):
     W    W_VA             nd            energy anchor: velocity (midpoint or node)
     W    W_ANCHOR         _NANCHOR      energy anchor: _A_E .. _A_VALID
     W    W_CHECK          _NCHECK       last acceptance test: _C_DEVIATION .. _C_FIRST
+    W    W_DRIVE          _NDRIVE nd    the drives (JointDrives.table, row-major: rows
+                                        drives.FIELDS, columns the dynamic configs)
     W    W_END                          (length of W)
     ===  ===============  ============  ===================================================
     """
@@ -256,7 +262,8 @@ def _layout(I):
     o[W_VA] = o[W_STEP] + nd
     o[W_ANCHOR] = o[W_VA] + nd
     o[W_CHECK] = o[W_ANCHOR] + _NANCHOR
-    o[W_END] = o[W_CHECK] + _NCHECK
+    o[W_DRIVE] = o[W_CHECK] + _NCHECK
+    o[W_END] = o[W_DRIVE] + _NDRIVE * nd
     return o
 
 
@@ -435,9 +442,10 @@ def kernel_scratch(I, W, o):
 @njit(cache=True, inline='always')
 def step_views(I, W, o):
     """The step's state and work arrays in W: ``(q1, p1, u1, k2, hist, hist_t, q2, p2, qm, v,
-    J, r, force, dlt, vel, Md, zero)``.  ``q1, p1`` are the integrator's current state (the
-    step starts there), ``u1, k2`` the step's inputs, ``q2, p2`` its result; the midpoint
-    ``qm, v`` and ``zero`` span the nt joint coordinates (configs first)."""
+    J, r, force, dlt, vel, Md, zero, drives)``.  ``q1, p1`` are the integrator's current
+    state (the step starts there), ``u1, k2`` the step's inputs, ``q2, p2`` its result; the
+    midpoint ``qm, v`` and ``zero`` span the nt joint coordinates (configs first);
+    ``drives`` (_NDRIVE, nd) the drive table (``drives.drive_law``)."""
     nq, nd = I[_NQ], I[_ND]
     return (W[o[W_Q2]:o[W_P2]],
             W[o[W_P2]:o[W_U1]],
@@ -455,7 +463,8 @@ def step_views(I, W, o):
             W[o[W_DLT]:o[W_VEL]],
             W[o[W_VEL]:o[W_MD]],
             W[o[W_MD]:o[W_ZERO]].reshape((nd, nd)),
-            W[o[W_ZERO]:o[W_PRED]])
+            W[o[W_ZERO]:o[W_PRED]],
+            W[o[W_DRIVE]:o[W_END]].reshape((_NDRIVE, nd)))
 
 
 @njit(cache=True, inline='always')
@@ -467,7 +476,7 @@ def acceptance_views(W, o):
             W[o[W_STEP]:o[W_VA]],
             W[o[W_VA]:o[W_ANCHOR]],
             W[o[W_ANCHOR]:o[W_CHECK]],
-            W[o[W_CHECK]:o[W_END]])
+            W[o[W_CHECK]:o[W_DRIVE]])
 
 
 @njit(cache=True, inline='always')
@@ -555,7 +564,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
      mim_off) = model
     (R, P, S, V, Vp, Ic, h, G, Lq, Lv, M, Lvq, Lqq, su, sw, sz, sg, tmp) = ks
     # the step starts from the integrator's current state (q1, p1 here) and writes q2, p2
-    (q1, p1, u1, k2, hist, hist_t, q2, p2, qm, v, J, r, force, dlt, vel, Md, zero) = st
+    (q1, p1, u1, k2, hist, hist_t, q2, p2, qm, v, J, r, force, dlt, vel, Md, zero,
+     drives) = st
     (pred, base, newton, va, anchor, check) = gv
     (CI, CF, lam, lamn, lbase, lstep, h2, Dh1, Dh2, th, dth, R2, P2, S2, K, rhs) = con
     nq, nd, nu, nc = q1.shape[0], p1.shape[0], u1.shape[0], lam.shape[0]
@@ -675,6 +685,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
             for j in range(nu):
                 if in_cfg[j] == i:
                     f += u1[j]
+            if drives[_D_ACTIVE, i] != 0.0:
+                f += drive_law(drives, i, qm[i], v[i])[0]
             force[i] = f
             ri = p1[i] + 0.5 * dt * Lq[i] - Lv[i] + dt * f
             mag = abs(p1[i]) + abs(0.5 * dt * Lq[i]) + abs(Lv[i]) + abs(dt * f)
@@ -811,6 +823,10 @@ def newton_step(I, W, o, model, ks, st, gv, con):
             for b in range(nd):
                 J[a, b] = 0.25 * dt * Lqq[a, b] + 0.5 * (Lvq[b, a] - Lvq[a, b]) - M[a, b] / dt
             J[a, a] -= damping[a]
+            if drives[_D_ACTIVE, a] != 0.0 and drive_law(drives, a, qm[a], v[a])[1]:
+                # d(dt F)/dq2 of a drive inside its limit (at the midpoint: dq/dq2 = 1/2,
+                # dv/dq2 = 1/dt); a saturated one adds nothing
+                J[a, a] -= 0.5 * dt * drives[_D_KP, a] + drives[_D_KD, a]
             if M[a, a] == 0.0:
                 singular = True         # a dynamic config that moves no mass
         if singular:
@@ -894,6 +910,7 @@ def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
      mim_off) = _model_views(I, F, o)
     q1 = W[o[W_Q1]:o[W_P1]]
     q2 = W[o[W_Q2]:o[W_P2]]
+    drives = W[o[W_DRIVE]:o[W_END]].reshape((_NDRIVE, nd))
     dt = t2 - t1
     nt = I[_NT]
     qm = np.empty(nt)
@@ -927,6 +944,12 @@ def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
             fv = -damping[a] if a == b else 0.0
             j2 = lqq + skew - M[a, b] / dt + fv
             j1 = lqq - sym + M[a, b] / dt - fv
+            if a == b and drive_law(drives, a, qm[a], v[a])[1]:
+                # a drive inside its limit: F_q = -kp (dq/dq1 = dq/dq2 = 1/2), F_v = -kd
+                half_kp = 0.5 * dt * drives[_D_KP, a]
+                kd = drives[_D_KD, a]
+                j2 -= half_kp + kd
+                j1 += kd - half_kp
             p2 = lqq + sym + M[a, b] / dt
             p1 = lqq - 0.5 * Lvq[b, a] + 0.5 * Lvq[a, b] - M[a, b] / dt
             B[a, b] = -j1
@@ -973,7 +996,7 @@ class FastStepper:
     system needs the general path)."""
 
     _ALLOWED_POTENTIALS = (Gravity, ConfigSpring)
-    _ALLOWED_FORCES = (Damping, ConfigForce)
+    _ALLOWED_FORCES = (Damping, ConfigForce, JointDrives)
 
     @classmethod
     def for_system(cls, system):
@@ -981,6 +1004,8 @@ class FastStepper:
             return None
         if any(type(f) not in cls._ALLOWED_FORCES for f in system.forces):
             return None
+        if sum(type(f) is JointDrives for f in system.forces) > 1:
+            return None             # the packed step has room for one drive table
         constraints = pack_constraints(system) if system.nc else None
         if system.nc and constraints is None:
             return None
@@ -992,6 +1017,8 @@ class FastStepper:
         nf, nq, nd, nu = model.nf, model.nq, system.nQd, system.nu
         self._springs = [p for p in system.potentials if type(p) is ConfigSpring]
         self._dampers = [f for f in system.forces if type(f) is Damping]
+        self._drives = next((f for f in system.forces if type(f) is JointDrives), None)
+        self._drive_version = None
         nsp = len(self._springs)
         sizes = np.zeros(_H, dtype=np.int64)
         sizes[:_NT + 1] = (nf, nq, nd, nu, len(model.corder), len(model.mass_frames), nsp,
@@ -1028,8 +1055,9 @@ class FastStepper:
         self.qm = W[o[W_QM]:o[W_QM] + nq]  # midpoint configuration of the last step (nQ,)
         self.v = W[o[W_V]:o[W_V] + nq]     # midpoint velocity (q2 - q1)/dt of the last step
         self._anchor = W[o[W_ANCHOR]:o[W_CHECK]]
+        self._drive_table = W[o[W_DRIVE]:o[W_END]].reshape((_NDRIVE, nd))
         # the last acceptance test (_C_* slots; the general path writes here too)
-        self.check = W[o[W_CHECK]:o[W_END]]
+        self.check = W[o[W_CHECK]:o[W_DRIVE]]
         self._constraints = constraints
         if constraints is None:
             self.lambda1 = np.zeros(0)
@@ -1082,6 +1110,12 @@ class FastStepper:
         if self._constraints is not None:
             refresh_constraint_parameters(self._system, self._CF)
 
+    def _refresh_drives(self):
+        """Copy the JointDrives table (gains, targets, limits) into W: once per change of
+        the drives (typically once per simulation tick), never per Newton iteration."""
+        self._drive_table[:] = self._drives.table
+        self._drive_version = self._drives.version
+
     def reset_history(self, times=(), configs=(), keep_anchor=False):
         """Forget the predictor history, optionally seeding it with known (t, q) pairs
         (oldest first; at most HISTORY are kept).  The energy anchor of the acceptance
@@ -1132,6 +1166,8 @@ class FastStepper:
         """
         if self._version != self._system.parameter_version:
             self._refresh_constants()
+        if self._drives is not None and self._drives.version != self._drive_version:
+            self._refresh_drives()
         if self._constraints is None:
             return call_step(self._I, self._F, self._W, t2 - t1, tolerance, t2,
                              max_iterations)
@@ -1146,6 +1182,8 @@ class FastStepper:
             return None
         if self._version != self._system.parameter_version:
             self._refresh_constants()
+        if self._drives is not None and self._drives.version != self._drive_version:
+            self._refresh_drives()
         nd, nq, nu = self._nd, self._nq, self._nu
         nX = 2 * nq + nu
         Zq = np.empty((nd, nX))

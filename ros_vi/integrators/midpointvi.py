@@ -222,8 +222,9 @@ class MidpointVI:
     num_threads : ignored (kept for trep compatibility).
     fast : bool
         Use the compiled single-call step when the system allows it (only Gravity,
-        ConfigSpring, Damping and ConfigForce; constraints, if any, of the built-in kinds
-        Distance, PointToPoint*, PointOnPlane, Mimic).  False forces the general path.
+        ConfigSpring, Damping, ConfigForce and one JointDrives; constraints, if any, of the
+        built-in kinds Distance, PointToPoint*, PointOnPlane, Mimic).  False forces the
+        general path.
     max_subdivisions : int
         A step whose root solve fails is split into up to ``2**max_subdivisions`` equal
         substeps before ``ConvergenceError`` (the module docstring has the rules).
@@ -314,8 +315,8 @@ class MidpointVI:
     @property
     def compiled(self):
         """True when steps run in the compiled single-call stepper (only Gravity,
-        ConfigSpring, Damping and ConfigForce; only built-in constraints); False on the
-        general path."""
+        ConfigSpring, Damping, ConfigForce, one JointDrives; only built-in constraints);
+        False on the general path."""
         return self._fast is not None
 
     @property

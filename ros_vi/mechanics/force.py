@@ -187,7 +187,8 @@ class Force:
 
 class AffineForce(Force):
     """Base for forces affine in (dq, u) with coefficients independent of q (Damping,
-    ConfigForce): every second derivative is zero, entry-wise and as whole arrays."""
+    ConfigForce), or piecewise affine in (q, dq) (JointDrives): every second derivative is
+    zero, entry-wise and as whole arrays."""
 
     def f_dqdq(self, q, q1, q2):
         return 0.0

@@ -5,6 +5,7 @@ from .lineardamper import LinearDamper
 from .wrenches import BodyWrench, HybridWrench, SpatialWrench
 from .joint_limits import JointLimits
 from .friction import SmoothCoulombFriction
+from .drives import JointDrives
 
 __all__ = ['Damping', 'ConfigForce', 'LinearDamper', 'BodyWrench', 'HybridWrench',
-           'SpatialWrench', 'JointLimits', 'SmoothCoulombFriction']
+           'SpatialWrench', 'JointLimits', 'SmoothCoulombFriction', 'JointDrives']
