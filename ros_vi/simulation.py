@@ -22,6 +22,7 @@ Example
 >>> result = sim.tick()                       # advance 1/500 s
 >>> state = sim.state()                       # positions, velocities, efforts, energy ...
 """
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -78,7 +79,7 @@ class SimState:
     positions: np.ndarray
     velocities: np.ndarray
     efforts: np.ndarray
-    energy: float
+    _energy: object          # T + V [J], or a function computing it on first use
     iterations: int
     ok: bool = True
     error: str = None
@@ -86,6 +87,13 @@ class SimState:
     mimic_names: list = field(default_factory=list)
     mimic_positions: np.ndarray = field(default_factory=lambda: np.zeros(0))
     mimic_velocities: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def energy(self):
+        """T + V [J] (computed on first use: publishing joint states does not need it)."""
+        if callable(self._energy):
+            self._energy = float(self._energy())
+        return self._energy
 
 
 def _finite_vector(values, n, what):
@@ -254,6 +262,7 @@ class Simulation:
         self._model = system.model
         self._out = self._model.create_data()    # the published state (q2, v2, u)
         self._pose_data = None                   # link_transforms_at's own, made on first use
+        self._energy_data = None                 # _energy_at's own, made on first use
         self._out.set(q0, v0)
         self._p0 = dynamics.momentum_from_velocity(self._model, self._out, v0)
         self._q0 = q0
@@ -354,13 +363,9 @@ class Simulation:
         """The validated ``command_interfaces`` as {joint: tuple of interfaces} over the
         actuated joints (an empty tuple: the joint takes no command)."""
         nd = self.system.nQd
-        out = {}
-        for j in self.actuated_joint_names:
-            c = self._joint_index[j]
-            default = COMMAND_INTERFACES if c < nd else ('effort',)
-            out[j] = default if spec is None and self._joint_limit[c] != 0 else ()
         if spec is None:
-            return out
+            return default_command_interfaces(self.system, self.effort_limits)
+        out = {j: () for j in self.actuated_joint_names}
         if not isinstance(spec, dict):
             raise ValueError('command_interfaces: expected a dict {joint: interfaces}, got %r'
                              % (spec,))
@@ -901,11 +906,10 @@ class Simulation:
         if self._state_cache is None:
             q, v = self._set_output_state()
             efforts = config_efforts(self.system, self._applied, self._input_config)
-            with self.system.evaluate_at(self._out):
-                energy = self.system.total_energy()
             self._state_cache = SimState(self.t, list(self.joint_names), q, v, efforts,
-                                         float(energy), self._last.iterations,
-                                         self._last.ok, self._last.error)
+                                         functools.partial(self._energy_at, q, v),
+                                         self._last.iterations, self._last.ok,
+                                         self._last.error)
             if self.mimic_joint_names:
                 theta, dtheta = self._model.joint_positions(q, v)
                 nq = self._model.nq
@@ -913,6 +917,15 @@ class Simulation:
                 self._state_cache.mimic_positions = theta[nq:].copy()
                 self._state_cache.mimic_velocities = dtheta[nq:].copy()
         return self._state_cache
+
+    def _energy_at(self, q, v):
+        """T + V [J] at configuration q and velocity v (nQ,) (a Data of its own: the output
+        Data may have moved on by the time a state's energy is asked for)."""
+        if self._energy_data is None:
+            self._energy_data = self._model.create_data()
+        self._energy_data.set(q, v)
+        with self.system.evaluate_at(self._energy_data):
+            return self.system.total_energy()
 
     def applied_inputs(self):
         """Inputs (nu,) applied over the last tick (after saturation and timeout)."""
@@ -994,6 +1007,23 @@ class Simulation:
 
 
 # ---------------------------------------------------------------------- the closed loop
+def default_command_interfaces(system, effort_limits=None):
+    """{joint: tuple of interfaces} a :class:`Simulation` of ``system`` gives its actuated
+    joints when not told otherwise: ``effort``, ``position`` and ``velocity`` for a dynamic
+    config, ``effort`` for a kinematic one, none for a joint whose effort limit is 0 (a
+    passive joint).  ``effort_limits`` (nu,): default, the URDF ``<limit effort>``."""
+    limits = default_effort_limits(system) if effort_limits is None else effort_limits
+    names = [c.name for c in system.configs]
+    out = {}
+    for i, c in sorted(((i, c) for i, c in enumerate(input_configs(system)) if c >= 0),
+                       key=lambda ic: ic[1]):
+        if limits[i] == 0:
+            out[names[c]] = ()
+        else:
+            out[names[c]] = COMMAND_INTERFACES if c < system.nQd else ('effort',)
+    return out
+
+
 def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=None, t0=0.0,
              observer=None, **options):
     """Closed loop of ``controller`` and a :class:`Simulation` of ``plant``, in one process.

@@ -99,6 +99,30 @@ def unique_names(name, values):
         seen.add(value)
 
 
+def joint_entries(name, entries, convert, count):
+    """{joint: [values]} of 'joint:value,value' entries (``count`` values each, or any
+    number > 0 if None), each value through ``convert``; ParameterError naming the entry."""
+    out = {}
+    for entry in entries:
+        joint, sep, rest = entry.partition(':')
+        joint = joint.strip()
+        values = [v for v in rest.split(',') if v.strip()] if sep else []
+        if not joint or not values or (count is not None and len(values) != count):
+            raise ParameterError("parameter %s: expected 'joint:%s', got %r" % (
+                name, ','.join(['value'] * (count or 1)) + ('' if count else ',...'), entry))
+        if joint in out:
+            raise ParameterError('parameter %s: joint %r is named twice' % (name, joint))
+        try:
+            out[joint] = [convert(v) for v in values]
+        except ValueError:
+            raise ParameterError('parameter %s: %r: values must be numbers' % (name, entry)) \
+                from None
+        if count is not None and not all(math.isfinite(v) and v >= 0 for v in out[joint]):
+            raise ParameterError('parameter %s: %r: values must be finite and >= 0'
+                                 % (name, entry))
+    return out
+
+
 def param(default, description, check, name=None, dynamic=False):
     """A parameter field: ROS ``name`` (default: the field name), default value,
     description, ``check(name, value) -> value`` (raises ParameterError), and whether it
@@ -165,6 +189,24 @@ class SimulatorParameters(RobotParameters):
     command_joints: list = param([], 'joint order of effort_controller/commands (empty: '
                                      'every actuated joint with a non-zero effort limit)',
                                  strings)
+    command_interfaces: list = param([], "'joint:interface,interface' entries setting a "
+                                         "joint's command interfaces (effort, position, "
+                                         "velocity) over the URDF's <ros2_control> block or "
+                                         "the default (all three; none for a passive joint)",
+                                     strings)
+    drive_frequency: float = param(300.0, 'natural frequency [rad/s] of the position and '
+                                          'velocity drives\' default gains (kp = m w^2, kd = 2 '
+                                          'zeta m w, m the reflected inertia)',
+                                   number(0.0, low_open=True))
+    drive_damping_ratio: float = param(1.0, 'damping ratio zeta of the drives\' default gains',
+                                       number(0.0))
+    drive_gains: list = param([], "'joint:kp,kd' entries replacing a joint's default drive "
+                                  "gains [N m/rad, N m s/rad or N/m, N s/m]", strings)
+    trajectory_joints: list = param([], 'joints of the joint trajectory controller (empty: '
+                                        'every joint with a position interface)', strings)
+    goal_time_tolerance: float = param(1.0, 'seconds after a trajectory\'s end a goal that '
+                                            'gives 0 may take to reach its goal tolerance (0: '
+                                            'no limit)', number(0.0))
     command_timeout: float = param(0.5, 'a joint command older than this [s of simulation '
                                         'time] decays to zero torque (0: never)', number(0.0))
     command_decay: float = param(0.05, 'length [s] of the linear ramp to zero after the '
@@ -177,7 +219,7 @@ class SimulatorParameters(RobotParameters):
     controller_wait: float = param(10.0, 'lockstep: wall seconds the first state waits for a '
                                          'controller to connect and answer it',
                                    number(0.0, low_open=True))
-    max_catch_up: float = param(0.1, 'largest backlog [wall s] caught up after a stall; '
+    max_catch_up: float = param(0.25, 'largest backlog [wall s] caught up after a stall; '
                                      'beyond it the loop runs behind real time (and says so)',
                                 number(0.0, low_open=True))
     step_ticks: int = param(1, 'ticks advanced by one call of ~/step (<= max_step_ticks)',
@@ -224,8 +266,11 @@ class SimulatorParameters(RobotParameters):
         if self.step_ticks > self.max_step_ticks:
             raise ParameterError('parameter step_ticks: %d is above max_step_ticks (%d)'
                                  % (self.step_ticks, self.max_step_ticks))
-        for name in ('initial_joints', 'command_joints'):
+        for name in ('initial_joints', 'command_joints', 'trajectory_joints'):
             unique_names(name, getattr(self, name))
+        self.interfaces = joint_entries('command_interfaces', self.command_interfaces,
+                                        lambda v: v.strip(), None)
+        self.gains = joint_entries('drive_gains', self.drive_gains, float, 2)
         self.record = self.record.strip()
         if self.record and not self.record.lower().endswith('.mcap'):
             raise ParameterError('parameter record: expected the path of a .mcap file, got %r'

@@ -22,6 +22,7 @@ All stamps are simulation time.  The step loop is paced by the steady (wall) clo
 ``real_time_factor``; the simulation core is :class:`ros_vi.simulation.Simulation`.
 """
 import collections
+import functools
 import math
 import os
 import sys
@@ -29,12 +30,12 @@ import threading
 import time
 import warnings
 
+import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
-                             SingleThreadedExecutor)
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
@@ -44,12 +45,14 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from .. import resources, urdf
-from ..simulation import Simulation
+from ..control.joint_trajectory import TrajectoryFollower
+from ..simulation import Simulation, default_command_interfaces
 from ..urdf import URDFError
 from . import conversions as conv
-from . import parameters, qos
+from . import parameters, qos, tasks
 from .pacing import Pacer
 from .parameters import ParameterError, SimulatorParameters
+from .trajectory_interfaces import TrajectoryInterfaces
 
 
 # the parameters (names, defaults, descriptions, checks): SimulatorParameters in
@@ -61,8 +64,9 @@ IDLE_WAIT = 0.5           # wall s between looks while paused (diagnostics come 
 REPUBLISH_PERIOD = 0.2    # lockstep: wall s between re-sends of a state not yet answered
 #: the command topics (relative names) and whether their messages carry the stamp of the
 #: state they answer (lockstep matches stamped answers to states)
-COMMAND_TOPICS = (('joint_commands', True), ('effort_controller/commands', False))
-SERVICE_THREADS = 4       # executor threads of the console script (callbacks, services)
+COMMAND_TOPICS = (('joint_commands', True), ('effort_controller/commands', False),
+                  ('position_controller/commands', False),
+                  ('velocity_controller/commands', False))
 
 
 def resolve_uri(uri, name='urdf_file'):
@@ -155,10 +159,20 @@ class SimulatorNode(Node):
         # subscriptions (one callback at a time: commands keep their order)
         self.create_subscription(JointState, 'joint_commands', self._on_joint_commands,
                                  qos.COMMAND_QOS)
-        self.create_subscription(Float64MultiArray, 'effort_controller/commands',
-                                 self._on_array_commands, qos.COMMAND_QOS)
-        # services: reentrant, so on a multi-threaded executor a call that waits for the
-        # step thread (~/step) does not hold up the others
+        for interface in ('effort', 'position', 'velocity'):
+            self.create_subscription(
+                Float64MultiArray, '%s_controller/commands' % interface,
+                functools.partial(self._on_array_commands, interface), qos.COMMAND_QOS)
+        # the joint trajectory controller's topic, action and state (a coroutine action:
+        # its own group, so it never waits on the command callbacks)
+        self.follower = self._make_follower(cfg)
+        self.trajectory = None
+        if self.follower is not None:
+            self.trajectory = TrajectoryInterfaces(self, self.follower, lambda: self.sim.t,
+                                                   callback_group=ReentrantCallbackGroup())
+        # services: coroutines that wait for the step thread (woken by _jobs_done), so a
+        # long ~/step holds up no other callback, on any executor
+        self._jobs_done = self.create_guard_condition(lambda: None)
         services = ReentrantCallbackGroup()
         for name, callback in (('~/reset', self._on_reset), ('~/pause', self._on_pause),
                                ('~/unpause', self._on_unpause), ('~/step', self._on_step)):
@@ -221,6 +235,7 @@ class SimulatorNode(Node):
             raise ParameterError('parameter initial_joints: unknown joint%s %s (joints: %s)'
                                  % ('s' if len(unknown) > 1 else '', ', '.join(unknown),
                                     ', '.join(names)))
+        interfaces, bounds = self._command_interfaces(cfg, system, names, initial)
         try:
             sim = Simulation(system, 1.0 / cfg.rate, substeps=cfg.substeps,
                              command_timeout=cfg.command_timeout,
@@ -231,14 +246,78 @@ class SimulatorNode(Node):
                              max_refinements=cfg.max_refinements,
                              max_iterations=cfg.max_iterations,
                              max_subdivisions=cfg.max_subdivisions,
-                             tolerance=cfg.tolerance)
+                             tolerance=cfg.tolerance, command_interfaces=interfaces,
+                             command_bounds=bounds, drive_gains=cfg.gains or None,
+                             drive_frequency=cfg.drive_frequency,
+                             drive_damping_ratio=cfg.drive_damping_ratio)
         except ValueError as err:
             msg = str(err)
-            for pname in ('command_joints', 'initial_positions', 'initial_velocities'):
+            for pname in ('command_joints', 'initial_positions', 'initial_velocities',
+                          'command_interfaces', 'drive_gains'):
                 if msg.startswith(pname):
                     raise ParameterError('parameter ' + msg) from None
             raise ParameterError(msg) from None
         return sim
+
+    def _command_interfaces(self, cfg, system, names, initial):
+        """The Simulation's ``command_interfaces`` and ``command_bounds``: the URDF's
+        ``<ros2_control>`` block (which also gives initial positions and velocities not set
+        by parameters, completing ``initial``) or the default, then ``command_interfaces``
+        entries per joint."""
+        robot = getattr(system, 'urdf', None)
+        controls = robot.joint_controls if robot is not None else {}
+        prefix = cfg.prefix
+        interfaces = default_command_interfaces(system)
+        bounds = {}
+        if controls:
+            interfaces = {j: () for j in interfaces}
+            declared = {'initial_positions': {}, 'initial_velocities': {}}
+            for joint, control in controls.items():
+                name = prefix + joint
+                if control.initial_position is not None:
+                    declared['initial_positions'][name] = control.initial_position
+                if control.initial_velocity is not None:
+                    declared['initial_velocities'][name] = control.initial_velocity
+                if name not in interfaces:
+                    continue        # the importer warned: a passive or unactuated joint
+                interfaces[name] = control.command_interfaces
+                bounds[name] = {i: b for i, b in control.bounds.items()
+                                if i in control.command_interfaces}
+            for key, values in declared.items():      # the parameters take precedence
+                if values and initial[key] is None:
+                    initial[key] = values
+        unknown = [j for j in list(cfg.interfaces) + list(cfg.gains) + cfg.trajectory_joints
+                   if j not in names]
+        if unknown:
+            pname = ('command_interfaces' if unknown[0] in cfg.interfaces else 'drive_gains'
+                     if unknown[0] in cfg.gains else 'trajectory_joints')
+            raise ParameterError('parameter %s: unknown joint %r (joints: %s)'
+                                 % (pname, unknown[0], ', '.join(names)))
+        for joint, values in cfg.interfaces.items():
+            interfaces[joint] = tuple(values)
+            bounds.pop(joint, None)
+        return interfaces, bounds
+
+    def _make_follower(self, cfg):
+        """The :class:`TrajectoryFollower` of ``trajectory_joints`` (default: every joint with
+        a position interface), or None when no joint has one."""
+        have = self.sim.command_interfaces
+        joints = cfg.trajectory_joints or [j for j in self.sim.joint_names
+                                           if 'position' in have.get(j, ())]
+        lacking = [j for j in joints if 'position' not in have.get(j, ())]
+        if lacking:
+            raise ParameterError('parameter trajectory_joints: joint %r has no position '
+                                 'command interface (it has: %s)' % (
+                                     lacking[0], ', '.join(have.get(lacking[0], ())) or 'none'))
+        if not joints:
+            return None
+        robot = self.sim.robot
+        continuous = [j for j in joints if robot is not None and
+                      robot.joint(j[len(cfg.prefix):]).type == 'continuous']
+        self._follow_index = np.array([self.sim.joint_names.index(j) for j in joints])
+        # targets sampled half a tick ahead: the drive acts at the step's midpoint
+        return TrajectoryFollower(joints, goal_time_tolerance=cfg.goal_time_tolerance,
+                                  continuous_joints=continuous, lookahead=0.5 / cfg.rate)
 
     def _make_distances(self, cfg):
         """The :class:`~ros_vi.collision.CollisionDetector` of ``distance_pairs`` (None when
@@ -354,6 +433,8 @@ class SimulatorNode(Node):
 
     def destroy_node(self):
         """Stop the step thread, finish the recording (if any), then destroy the node."""
+        if getattr(self, 'follower', None) is not None:
+            self.follower.release('the simulator is shutting down')
         thread = getattr(self, '_thread', None)
         if thread is not None:
             with self._wake:
@@ -363,7 +444,7 @@ class SimulatorNode(Node):
             for job in list(self._step_jobs) + [j for j in self._inbox
                                                if isinstance(j, _Job)]:
                 job.error = 'the node is shutting down'
-                job.done.set()
+                job.done.set()          # the executor is stopping: no wake-up needed
         self._close_recording()
         return super().destroy_node()
 
@@ -375,15 +456,21 @@ class SimulatorNode(Node):
             self._inbox.append(item)
             self._wake.notify()
 
-    def _call(self, fn, ticks=0):
+    async def _call(self, fn, ticks=0):
         """Run ``fn()`` on the step thread (then, for ~/step, ``ticks`` ticks) and wait for
-        it; returns (result, error message or None)."""
+        it without holding the executor; returns the :class:`_Job` (``result``, ``error``)."""
         job = _Job(fn, ticks)
         self._post(job)
-        while not job.done.wait(0.5):
-            if not self._thread.is_alive() or self._stopping:
-                return None, 'the step loop is not running'
-        return job.result, job.error
+        done = await tasks.until(job.done.is_set,
+                                 lambda: not self._thread.is_alive() or self._stopping)
+        if not done:
+            job.error = job.error or 'the step loop is not running'
+        return job
+
+    def _finish(self, job):
+        """Answer a job: its waiting service task is woken through the guard condition."""
+        job.done.set()
+        self._jobs_done.trigger()
 
     def _drain(self):
         """Run what the callbacks posted, in arrival order."""
@@ -400,7 +487,7 @@ class SimulatorNode(Node):
             if item.ticks > 0 and item.error is None:
                 self._step_jobs.append(item)
             else:
-                item.done.set()
+                self._finish(item)
 
     def _run(self):
         """The step thread: drain the inbox, run what is due, sleep until the next thing
@@ -471,7 +558,7 @@ class SimulatorNode(Node):
         if job.ticks == 0:
             self._step_jobs.popleft()
             job.result = self.sim.t
-            job.done.set()
+            self._finish(job)
         return 0.0
 
     def _command_publishers(self, stamped=None):
@@ -504,7 +591,7 @@ class SimulatorNode(Node):
                 self._lock_ready = True
             else:
                 return 0.02
-        if not self._lock_ready:
+        if not self._lock_ready and not self._following():
             waited = now - self._lock_wait_since
             # the very first command may come from a controller still starting up
             limit = cfg.controller_wait if self.sim.ticks == 0 else cfg.lockstep_timeout
@@ -548,7 +635,14 @@ class SimulatorNode(Node):
         ratio = rate / self.cfg.rate
         return math.floor(ticks * ratio + 1e-9) != math.floor((ticks - 1) * ratio + 1e-9)
 
+    def _following(self):
+        follower = self.follower
+        return follower is not None and (follower.active is not None or
+                                         follower.pending is not None)
+
     def _tick(self, force_publish=False):
+        if self._following():
+            self._follow()
         result = self.sim.tick()
         self._diag_ticks += 1
         self._diag_iterations += result.iterations
@@ -559,6 +653,8 @@ class SimulatorNode(Node):
             self._publish_clock()
         if publish:
             self._publish_state()
+            if self.trajectory is not None:
+                self.trajectory.publish_state(self.sim.t)
         if not result.ok:
             self.get_logger().error(result.error, throttle_duration_sec=1.0)
             if time.monotonic() - self._diag_wall > 0.2:
@@ -572,62 +668,121 @@ class SimulatorNode(Node):
         self.get_logger().warning('rejected command: %s (previous command kept)' % problem,
                                   throttle_duration_sec=1.0)
 
-    def _on_joint_commands(self, msg):
-        names, efforts = list(msg.name), list(msg.effort)
-        self._post(lambda: self._apply_joint_commands(
-            names, efforts, conv.stamp_to_ns(msg.header.stamp)))
+    def _passive(self, names):
+        """The first of ``names`` that cannot take any command (effort limit 0), or None."""
+        have = self.sim.command_interfaces
+        return next((n for n in names if n in have and not have[n]), None)
 
-    def _apply_joint_commands(self, names, efforts, stamp_ns):
+    def _commanded(self, names, source):
+        """A command from ``source`` was applied to ``names``: the trajectory follower lets
+        go of its joints (as a controller switch would), and lockstep may tick."""
+        follower = self.follower
+        if follower is not None and follower.state() is not None and \
+                set(names) & set(follower.joint_names):
+            follower.release('preempted by a command on %s' % source)
+        self._lock_ready = True
+
+    def _on_joint_commands(self, msg):
+        fields = (list(msg.name), list(msg.position), list(msg.velocity), list(msg.effort))
+        stamp_ns = conv.stamp_to_ns(msg.header.stamp)
+        self._post(lambda: self._apply_joint_commands(*fields, stamp_ns))
+
+    def _apply_joint_commands(self, names, positions, velocities, efforts, stamp_ns):
+        """topic_based_ros2_control's command: per named joint a position (with velocity and
+        effort feed-forward), else a velocity (with effort feed-forward), else an effort;
+        an empty field is absent."""
         if not names:
             self._reject('joint_commands: no joint names')
             return
-        if len(efforts) != len(names):
-            self._reject('joint_commands: %d names but %d efforts' % (len(names), len(efforts)))
+        given = {'position': positions, 'velocity': velocities, 'effort': efforts}
+        for field, values in given.items():
+            if values and len(values) != len(names):
+                self._reject('joint_commands: %d names but %d %ss'
+                             % (len(names), len(values), field))
+                return
+        if not any(given.values()):
+            self._reject('joint_commands: no position, velocity or effort values')
             return
         if self.cfg.lockstep and stamp_ns is not None and stamp_ns != self._last_state_ns:
             return        # a command for an older state: not for this tick
+        passive = self._passive(names)
+        if passive is not None:
+            self._reject('joint_commands: joint %r cannot take commands (effort limit 0)'
+                         % passive)
+            return
         try:
-            self.sim.set_commands(names, efforts)
+            self.sim.set_joint_targets(names, positions or None, velocities or None,
+                                       efforts or None)
         except ValueError as err:
             self._reject('joint_commands: %s' % err)
             return
-        self._lock_ready = True
+        self._commanded(names, 'joint_commands')
 
-    def _on_array_commands(self, msg):
+    def _on_array_commands(self, interface, msg):
         values = list(msg.data)
-        self._post(lambda: self._apply_array_commands(values))
+        self._post(lambda: self._apply_array_commands(interface, values))
 
-    def _apply_array_commands(self, values):
-        try:
-            self.sim.set_command_vector(values)
-        except ValueError as err:
-            self._reject('effort_controller/commands: %s' % err)
+    def _apply_array_commands(self, interface, values):
+        """forward_command_controller's command: one value per ``command_joints`` joint."""
+        topic = '%s_controller/commands' % interface
+        joints = self.sim.command_joints
+        passive = self._passive(joints)
+        if passive is not None:
+            self._reject('%s: joint %r cannot take commands (effort limit 0)'
+                         % (topic, passive))
             return
-        self._lock_ready = True
+        try:
+            if interface == 'effort':
+                self.sim.set_command_vector(values)
+            elif len(values) != len(joints):
+                raise ValueError('expected %d values for [%s], got %d'
+                                 % (len(joints), ', '.join(joints), len(values)))
+            else:
+                self.sim.set_commands(joints, values, interface=interface)
+        except ValueError as err:
+            self._reject('%s: %s' % (topic, err))
+            return
+        self._commanded(joints, topic)
+
+    def _follow(self):
+        """Before a tick: the trajectory follower's targets for it, applied as position
+        commands with velocity feed-forward."""
+        state = self.sim.state()
+        idx = self._follow_index
+        follower = self.follower
+        targets = follower.update(self.sim.t, state.positions[idx], state.velocities[idx])
+        if targets is None:
+            return
+        try:
+            self.sim.set_joint_targets(follower.joint_names, targets.positions,
+                                       targets.velocities)
+        except ValueError as err:            # e.g. a target beyond a command bound
+            follower.release('the simulator refused the target: %s' % err)
+            self._reject('joint_trajectory_controller: %s' % err)
 
     # ------------------------------------------------------------------ services
-    def _answer(self, response, fn):
-        message, error = self._call(fn)
-        response.success = error is None
-        response.message = message if error is None else error
+    async def _answer(self, response, fn):
+        job = await self._call(fn)
+        response.success = job.error is None
+        response.message = job.result if job.error is None else job.error
         return response
 
-    def _on_reset(self, request, response):
+    async def _on_reset(self, request, response):
         def reset():
             self.sim.reset()
             self._pacer = None
             self._publish_clock()
             self._publish_state()
             return 'reset to the initial state at t=%.6f s' % self.sim.t
-        return self._answer(response, reset)
+        return await self._answer(response, reset)
 
-    def _on_pause(self, request, response):
+    async def _on_pause(self, request, response):
         def pause():
             self.sim.pause()
             return 'paused at t=%.6f s' % self.sim.t
-        return self._answer(response, pause)
+        return await self._answer(response, pause)
 
-    def _on_unpause(self, request, response):
+    async def _on_unpause(self, request, response):
         def unpause():
             was = self.sim.paused
             self.sim.unpause()
@@ -636,26 +791,20 @@ class SimulatorNode(Node):
                 # give (late-joined) controllers the state to answer
                 self._publish_state()
             return ('unpaused at t=%.6f s' if was else 'was running at t=%.6f s') % self.sim.t
-        return self._answer(response, unpause)
+        return await self._answer(response, unpause)
 
-    def _on_step(self, request, response):
+    async def _on_step(self, request, response):
         n = self.cfg.step_ticks
 
         def check():
             if not self.sim.paused:
                 raise ValueError('not paused: call ~/pause first')
-            return self.sim.failures
-        job = _Job(check, n)
-        self._post(job)
-        while not job.done.wait(0.5):
-            if not self._thread.is_alive() or self._stopping:
-                job.error = job.error or 'the step loop is not running'
-                break
-        response.success = job.error is None and not getattr(job, 'failed', 0)
+        job = await self._call(check, n)
+        failed = getattr(job, 'failed', 0)
+        response.success = job.error is None and not failed
         if job.error is not None:
             response.message = job.error
             return response
-        failed = getattr(job, 'failed', 0)
         response.message = 'stepped %d tick%s to t=%.9f s%s' % (
             n, '' if n == 1 else 's', job.result,
             '' if not failed else '; %d failed (state held): %s' % (failed,
@@ -663,6 +812,16 @@ class SimulatorNode(Node):
         return response
 
     # ------------------------------------------------------------------ diagnostics
+    def _trajectory_status(self):
+        follower = self.follower
+        if follower is None:
+            return 'none'
+        if follower.active is not None:
+            return 'running'
+        if follower.pending is not None:
+            return 'pending'
+        return 'holding' if follower.state() is not None else 'idle'
+
     def _publish_diagnostics(self):
         sim = self.sim
         now = time.monotonic()
@@ -709,6 +868,10 @@ class SimulatorNode(Node):
             'last_error': sim.last_error or '',
             'rejected_commands': str(self._rejected),
             'last_rejection': self._last_rejection,
+            'active_interfaces': ','.join('%s:%s' % ji for ji in
+                                          sim.active_interfaces().items()),
+            'trajectory': self._trajectory_status(),
+            'trajectories_refused': str(self.trajectory.refused if self.trajectory else 0),
             'lockstep_timeouts': str(self._lockstep_timeouts),
             'overruns': str(self._pacer.slips if self._pacer is not None else 0),
             'behind_real_time_s': '%.6f' % (self._pacer.slipped if self._pacer is not None
@@ -749,19 +912,16 @@ def import_robot(cfg):
         raise URDFError('%s: %s' % (where, err)) from None
 
 
-def run_node(factory, name, args=None, threads=1):
+def run_node(factory, name, args=None):
     """The console scripts' body (ros2/examples style): init, build the node, spin, shut down.
 
-    ``threads`` > 1 spins a MultiThreadedExecutor with that many threads (the simulator:
-    services that wait for its step thread must not hold up the others), else a
-    SingleThreadedExecutor.  Exit codes: 0 after a normal or signalled shutdown (also when
-    the signal arrives while the node is still being built), 2 when a parameter or the
-    model is invalid (the message names it).
+    Exit codes: 0 after a normal or signalled shutdown (also when the signal arrives while
+    the node is still being built), 2 when a parameter or the model is invalid (the message
+    names it).
     """
     rclpy.init(args=args)
     node = None
-    executor = MultiThreadedExecutor(num_threads=threads) if threads > 1 \
-        else SingleThreadedExecutor()
+    executor = SingleThreadedExecutor()
     try:
         node = factory()
         executor.add_node(node)
@@ -788,7 +948,7 @@ def run_node(factory, name, args=None, threads=1):
 
 def main(args=None):
     """Console script ``simulator``."""
-    return run_node(SimulatorNode, 'simulator', args, threads=SERVICE_THREADS)
+    return run_node(SimulatorNode, 'simulator', args)
 
 
 if __name__ == '__main__':

@@ -32,6 +32,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 from ..control.joint_trajectory import (ErrorCode, JointTolerance, JointTrajectory,
                                         TrajectoryError)
 from . import qos
+from .tasks import NextPass
 from .conversions import split_ns, stamp_to_ns, time_msg, time_to_ns
 
 #: the JTC's interface names under its controller name
@@ -89,13 +90,6 @@ def point_msg(point, time_from_start=None):
 def _duration_msg(seconds):
     sec, nanosec = split_ns(time_to_ns(seconds))
     return Duration(sec=sec, nanosec=nanosec)
-
-
-class _NextPass:
-    """Awaiting this yields once to the executor: the task resumes on its next pass."""
-
-    def __await__(self):
-        yield
 
 
 class TrajectoryInterfaces:
@@ -203,7 +197,7 @@ class TrajectoryInterfaces:
                 if goal_handle.is_cancel_requested:
                     self.follower.cancel(execution)
                     break
-                await _NextPass()
+                await NextPass()
         finally:
             with self._lock:
                 self._goals.pop(execution, None)

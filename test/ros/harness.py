@@ -13,8 +13,12 @@ import threading
 import time
 
 import rclpy
+from builtin_interfaces.msg import Duration
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ros_vi.ros import qos
 
@@ -241,3 +245,53 @@ def stop_all(procs):
 def kv(diag_msg):
     """{key: value} of the first status of a DiagnosticArray."""
     return {v.key: v.value for v in diag_msg.status[0].values}
+
+
+def duration(seconds):
+    return Duration(sec=int(seconds), nanosec=int(round((seconds % 1) * 1e9)))
+
+
+def trajectory(points, names):
+    """points: [(time_from_start, positions, velocities or None)]."""
+    msg = JointTrajectory()
+    msg.joint_names = list(names)
+    for t, p, v in points:
+        pt = JointTrajectoryPoint(positions=list(p), time_from_start=duration(t))
+        if v is not None:
+            pt.velocities = list(v)
+        msg.points.append(pt)
+    return msg
+
+
+class ActionGoalClient:
+    """An action client on the probe node; calls block the test thread, never the probe."""
+
+    def __init__(self, probe, name):
+        self.client = ActionClient(probe.node, FollowJointTrajectory, name)
+        assert self.client.wait_for_server(timeout_sec=TIMEOUT)
+        self.feedback = []
+
+    def send(self, goal):
+        # DDS services have a discovery race: a request sent before the server has matched
+        # this client's response reader is answered into the void.  Re-send such a goal
+        # (the ROS 2 service limitation, not the server's behaviour, is what this covers).
+        for attempt in range(3):
+            future = self.client.send_goal_async(goal,
+                                                 feedback_callback=self.feedback.append)
+            try:
+                wait_until(future.done, what='the goal response', timeout=TIMEOUT / 3)
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
+        handle = future.result()
+        assert handle.accepted
+        return handle
+
+    def result(self, handle):
+        future = handle.get_result_async()
+        wait_until(future.done, what='the result')
+        return future.result()
+
+    def destroy(self):
+        self.client.destroy()

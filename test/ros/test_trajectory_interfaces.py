@@ -9,17 +9,16 @@ import numpy as np
 import pytest
 import rclpy
 from action_msgs.msg import GoalStatus
-from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance, JointTrajectoryControllerState
-from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
 from ros_vi.control import TrajectoryFollower
 from ros_vi.ros.trajectory_interfaces import TrajectoryInterfaces
 
-from .harness import TIMEOUT, wait_until
+from .harness import ActionGoalClient as Client
+from .harness import duration, trajectory, wait_until
 
 JOINTS = ['shoulder', 'elbow']
 DT = 0.01
@@ -103,46 +102,6 @@ def lagging_plant():
     p.close()
 
 
-def duration(seconds):
-    return Duration(sec=int(seconds), nanosec=int(round((seconds % 1) * 1e9)))
-
-
-def trajectory(points, names=JOINTS):
-    """points: [(time_from_start, positions, velocities or None)]."""
-    msg = JointTrajectory()
-    msg.joint_names = list(names)
-    for t, p, v in points:
-        pt = JointTrajectoryPoint(positions=list(p), time_from_start=duration(t))
-        if v is not None:
-            pt.velocities = list(v)
-        msg.points.append(pt)
-    return msg
-
-
-class Client:
-    """An action client on the probe node; calls block the test thread, never the probe."""
-
-    def __init__(self, probe, name):
-        self.client = ActionClient(probe.node, FollowJointTrajectory, name)
-        assert self.client.wait_for_server(timeout_sec=TIMEOUT)
-        self.feedback = []
-
-    def send(self, goal):
-        future = self.client.send_goal_async(goal, feedback_callback=self.feedback.append)
-        wait_until(future.done, what='the goal response')
-        handle = future.result()
-        assert handle.accepted
-        return handle
-
-    def result(self, handle):
-        future = handle.get_result_async()
-        wait_until(future.done, what='the result')
-        return future.result()
-
-    def destroy(self):
-        self.client.destroy()
-
-
 @pytest.fixture
 def client(probe, plant):
     c = Client(probe, plant.interfaces.action_name)
@@ -151,7 +110,7 @@ def client(probe, plant):
 
 
 def goal(points, **kwargs):
-    g = FollowJointTrajectory.Goal(trajectory=trajectory(points))
+    g = FollowJointTrajectory.Goal(trajectory=trajectory(points, JOINTS))
     for key, value in kwargs.items():
         setattr(g, key, value)
     return g
@@ -231,7 +190,7 @@ def test_topic_trajectory_is_followed_at_its_waypoints(probe, plant):
     pub = probe.publisher(JointTrajectory, plant.interfaces.topic)
     waypoints = [(0.5, [0.3, -0.3], [0.5, -0.2]), (1.0, [0.6, 0.1], [0.2, 0.4]),
                  (1.5, [0.5, 0.4], [0.0, 0.0])]
-    pub.publish(trajectory(waypoints))
+    pub.publish(trajectory(waypoints, JOINTS))
     seconds = lambda d: d.sec + d.nanosec * 1e-9
     done = states.wait(lambda m: seconds(m.reference.time_from_start) >= 1.5 - 1e-6,
                        what='the end of the trajectory')
