@@ -1,14 +1,16 @@
-"""Speed of the simulator node, per shipped URDF (and the 7-DOF arm).
+"""Speed and CPU cost of the simulator node (default: the 7-DOF arm; ``--models`` for others).
 
 For each model:
   * core: ``Simulation.tick()`` in this process, no ROS (the baseline of the same run);
   * node, real_time_factor 0: achieved tick rate [Hz] and real-time factor of the node
-    process (rate 1000 Hz = 1 ms ticks, joint_states + tf at 100 Hz, /clock every tick);
-  * node, real_time_factor 1 at rate 500 and 1000 Hz (publish_rate 100 Hz): CPU use of the
-    node process [% of one core] and its achieved tick rate.
+    process (1 ms ticks, joint_states + tf at 100 Hz, /clock at 100 Hz);
+  * node in real time (real_time_factor 1) at 500 Hz and 1 kHz: free running with /clock at
+    100 Hz and at every tick, and in lockstep with an echo controller in this process
+    answering every state: the achieved real-time factor and the CPU use of the node
+    process [% of one core].
 
-Target (issue 4): the 7-DOF arm holds 1 kHz in real time with at least 2x headroom, i.e.
-the rtf-0 tick rate at 1 ms ticks is >= 2000 Hz.
+Targets: the arm at 1 kHz, joint states and tf at 100 Hz, uses <= 15 % of a core with /clock
+at 100 Hz and <= 25 % with /clock at 1 kHz, real-time factor within 1 %.
 
 Usage: ``.venv/bin/python benchmarks/bench_simulator.py [--seconds 3] [--models arm7 ...]``
 (DDS is isolated: localhost discovery, a random domain id, logs in a temp dir).
@@ -30,6 +32,7 @@ os.environ['ROS_DOMAIN_ID'] = str(random.SystemRandom().randint(1, 100))
 
 import rclpy  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
 sys.path.insert(0, ROOT)
@@ -79,14 +82,39 @@ class Diagnostics:
         raise RuntimeError('no matching diagnostics within %g s' % timeout)
 
 
-def run_node(node, model, seconds, rate, rtf):
+class EchoController:
+    """Answers each joint_states with a zero-effort command stamped with the state's time
+    (the cheapest controller that closes a lockstep loop)."""
+
+    def __init__(self, node, namespace):
+        self.node = node
+        self.pub = node.create_publisher(JointState, namespace + '/joint_commands', 10)
+        self.sub = node.create_subscription(JointState, namespace + '/joint_states',
+                                            self._cb, 10)
+
+    def _cb(self, msg):
+        cmd = JointState(name=list(msg.name[:7]), effort=[0.0] * min(7, len(msg.name)))
+        cmd.header.stamp = msg.header.stamp
+        self.pub.publish(cmd)
+
+    def close(self):
+        self.node.destroy_subscription(self.sub)
+        self.node.destroy_publisher(self.pub)
+
+
+def run_node(node, model, seconds, rate, rtf, clock_rate=100.0, lockstep=False):
     """Start a simulator process; return (tick rate [Hz], CPU [% of a core])."""
-    ns = '/bench_%s_%d_%d' % (model, int(rate), int(rtf * 10))
+    ns = '/bench_%s_%d_%d_%d_%d' % (model, int(rate), int(rtf * 10), int(clock_rate),
+                                   lockstep)
     cmd = [sys.executable, '-m', 'ros_vi.ros.simulator_node', '--ros-args',
            '-r', '__ns:=' + ns, '-p', 'urdf_file:=' + os.path.join(ROOT, 'urdf', model + '.urdf'),
-           '-p', 'rate:=%r' % float(rate), '-p', 'publish_rate:=100.0',
+           '-p', 'rate:=%r' % float(rate), '-p', 'publish_rate:=%r' % (
+               float(rate) if lockstep else 100.0),
+           '-p', 'clock_rate:=%r' % float(clock_rate), '-p', 'lockstep:=%s' % str(
+               lockstep).lower(),
            '-p', 'real_time_factor:=%r' % float(rtf), '-p', 'diagnostics_period:=0.5']
     diag = Diagnostics(node, ns)
+    echo = EchoController(node, ns) if lockstep else None
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, cwd=ROOT)
     try:
         t_first, _ = diag.wait(lambda t, v: int(v['ticks']) > 0)
@@ -104,12 +132,23 @@ def run_node(node, model, seconds, rate, rtf):
         except subprocess.TimeoutExpired:
             proc.kill()
         node.destroy_subscription(diag.sub)
+        if echo is not None:
+            echo.close()
+
+
+#: (label, rate [Hz], clock_rate [Hz], lockstep) of the real-time runs
+REAL_TIME_RUNS = (('free, /clock 100 Hz', 500.0, 100.0, False),
+                  ('free, /clock every tick', 500.0, 500.0, False),
+                  ('free, /clock 100 Hz', 1000.0, 100.0, False),
+                  ('free, /clock every tick', 1000.0, 1000.0, False),
+                  ('lockstep (echo controller)', 500.0, 500.0, True),
+                  ('lockstep (echo controller)', 1000.0, 1000.0, True))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--seconds', type=float, default=3.0, help='measurement window [s]')
-    parser.add_argument('--models', nargs='+', default=list(MODELS), choices=MODELS)
+    parser.add_argument('--models', nargs='+', default=['arm7'], choices=MODELS)
     args = parser.parse_args(argv)
 
     rclpy.init()
@@ -118,35 +157,42 @@ def main(argv=None):
     executor.add_node(node)
     spin = threading.Thread(target=executor.spin, daemon=True)
     spin.start()
-    rows = []
+    speed, real_time = [], []
     try:
         for model in args.models:
             core = core_rate(model, min(args.seconds, 2.0))
-            fast, fast_cpu = run_node(node, model, args.seconds, 1000.0, 0.0)
-            r500, cpu500 = run_node(node, model, args.seconds, 500.0, 1.0)
-            r1000, cpu1000 = run_node(node, model, args.seconds, 1000.0, 1.0)
-            rows.append((model, core, fast, fast / 1000.0, r500, cpu500, r1000, cpu1000))
-            print('.', end='', flush=True, file=sys.stderr)
+            fast, _ = run_node(node, model, args.seconds, 1000.0, 0.0)
+            speed.append((model, core, fast, fast / 1000.0))
+            for label, rate, clock, lockstep in REAL_TIME_RUNS:
+                achieved, cpu = run_node(node, model, args.seconds, rate, 1.0, clock, lockstep)
+                real_time.append((model, label, rate, achieved / rate, cpu))
+                print('.', end='', flush=True, file=sys.stderr)
     finally:
         executor.shutdown()
         node.destroy_node()
         rclpy.shutdown()
     print(file=sys.stderr)
-    print('Simulator node speed (ticks of 1 ms for the rtf-0 columns; publish_rate 100 Hz; '
-          '/clock every tick; %d cores)' % os.cpu_count())
-    head = ('model', 'core tick/s', 'node tick/s rtf=0', 'RTF (1 ms ticks)',
-            '500 Hz: rate', 'CPU %', '1 kHz: rate', 'CPU %')
+    print('Simulator node speed: ticks of 1 ms as fast as possible (real_time_factor 0, '
+          'joint_states + tf at 100 Hz, /clock 100 Hz; %d cores)' % os.cpu_count())
+    head = ('model', 'core tick/s (no ROS)', 'node tick/s', 'real-time factor')
     print('| ' + ' | '.join(head) + ' |')
     print('|' + '---|' * len(head))
-    for model, core, fast, rtf, r500, c500, r1000, c1000 in rows:
-        print('| %s | %.0f | %.0f | %.2f | %.1f | %.0f | %.1f | %.0f |'
-              % (model, core, fast, rtf, r500, c500, r1000, c1000))
-    arm = [r for r in rows if r[0] == 'arm7']
-    if arm:
-        headroom = arm[0][3]
-        print('\n7-DOF arm: real-time factor %.2f at 1 kHz (target >= 2: %s); CPU %.0f %% '
-              'of one core in real time at 1 kHz'
-              % (headroom, 'met' if headroom >= 2 else 'NOT met', arm[0][7]))
+    for model, core, fast, rtf in speed:
+        print('| %s | %.0f | %.0f | %.2f |' % (model, core, fast, rtf))
+    print()
+    print('In real time (real_time_factor 1; free running: joint_states + tf at 100 Hz; '
+          'lockstep: every tick published and answered)')
+    head = ('model', 'mode', 'rate [Hz]', 'real-time factor', 'CPU [% of a core]')
+    print('| ' + ' | '.join(head) + ' |')
+    print('|' + '---|' * len(head))
+    for model, label, rate, rtf, cpu in real_time:
+        print('| %s | %s | %.0f | %.4f | %.1f |' % (model, label, rate, rtf, cpu))
+    for model, label, rate, rtf, cpu in real_time:
+        if model == 'arm7' and rate == 1000.0 and not label.startswith('lockstep'):
+            target = 15.0 if '100 Hz' in label else 25.0
+            print('7-DOF arm at 1 kHz, %s: %.1f %% of a core (target <= %g %%: %s), '
+                  'real-time factor %.4f' % (label, cpu, target,
+                                              'met' if cpu <= target else 'NOT met', rtf))
 
 
 if __name__ == '__main__':

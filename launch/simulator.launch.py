@@ -16,9 +16,10 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+from ros_vi.ros.swingup_launch import rviz
 
 PACKAGE = 'ros_vi'
 MODELS = ('pendulum', 'cartpole', 'acrobot', 'arm7')
@@ -63,8 +64,5 @@ def generate_launch_description():
                               default_value=os.path.join(share, 'rviz', RVIZ_CONFIG),
                               description='rviz2 configuration file'),
         OpaqueFunction(function=_simulator),
-        Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
-             arguments=['-d', LaunchConfiguration('rviz_config')],
-             parameters=[{'use_sim_time': LaunchConfiguration('use_sim_time')}],
-             condition=IfCondition(LaunchConfiguration('rviz'))),
+        OpaqueFunction(function=rviz),       # only where rviz2 is installed
     ])

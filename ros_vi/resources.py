@@ -23,7 +23,8 @@ import os
 import sys
 from urllib.parse import unquote, urlparse
 
-__all__ = ['PACKAGE', 'ResourceError', 'share_directory', 'resolve_uri', 'shipped_model']
+__all__ = ['PACKAGE', 'ResourceError', 'share_directory', 'resolve_uri', 'shipped_model',
+           'package_installed']
 
 PACKAGE = 'ros_vi'
 
@@ -44,6 +45,13 @@ def _ament_share(package):
         return None, ('ament index: package %r not found (AMENT_PREFIX_PATH=%r: %s)'
                       % (package, os.environ.get('AMENT_PREFIX_PATH', ''),
                          str(err).strip("'\"") or type(err).__name__))
+
+
+def package_installed(package):
+    """Whether the ament index (``AMENT_PREFIX_PATH``) has ``package``, e.g. ``'rviz2'``:
+    what a launch file asks before starting a node that a ros-base install or a container
+    does not have."""
+    return _ament_share(package)[0] is not None
 
 
 def _distributions():

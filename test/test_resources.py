@@ -205,3 +205,17 @@ def test_in_tree_egg_info_of_a_development_checkout_is_found(tmp_path, monkeypat
     monkeypatch.syspath_prepend(str(project))
     assert share_directory() == str(project)
     assert shipped_model('z') == os.path.join(str(project), 'urdf', 'z.urdf')
+
+
+def test_package_installed_reads_the_ament_index(tmp_path, monkeypatch):
+    """What the launch files ask before starting rviz2: an ament prefix whose index lists
+    the package has it; without that marker it is absent."""
+    prefix = tmp_path / 'prefix'
+    index = prefix / 'share' / 'ament_index' / 'resource_index' / 'packages'
+    index.mkdir(parents=True)
+    (prefix / 'share' / 'rviz2').mkdir()
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(prefix))
+    assert not resources.package_installed('rviz2')
+    (index / 'rviz2').write_text('')
+    assert resources.package_installed('rviz2')
+    assert not resources.package_installed('no_such_package_xyz')

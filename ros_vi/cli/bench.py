@@ -25,7 +25,8 @@ SHORT = {
     'constrained': ['--steps', '1000', '--general-steps', '100'],
     'discopt': ['--repeats', '50'],
     'urdf_import': ['--repeat', '5'],
-    'simulator': ['--seconds', '1'],
+    'simulator': ['--seconds', '2'],
+    'drives': ['--seconds', '1'],
     'vs_mujoco': ['--seconds', '2', '--sweep-steps', '150', '--floor-calls', '1000'],
     'collision': ['--configs', '300', '--repeats', '3'],
 }

@@ -16,10 +16,11 @@ import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+from ..resources import package_installed
 
 PACKAGE = 'ros_vi'
 CONTROLLERS = {'swingup': 'swingup_controller', 'lqr': 'lqr_controller'}
@@ -68,8 +69,21 @@ def swingup_launch_description(model):
                               default_value=os.path.join(share, 'rviz', RVIZ_CONFIG),
                               description='rviz2 configuration file'),
         OpaqueFunction(function=nodes),
-        Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
-             arguments=['-d', LaunchConfiguration('rviz_config')],
-             parameters=[{'use_sim_time': LaunchConfiguration('use_sim_time')}],
-             condition=IfCondition(LaunchConfiguration('rviz'))),
+        OpaqueFunction(function=rviz),
     ])
+
+
+def rviz(context):
+    """rviz2 when ``rviz:=true`` and rviz2 is installed; where it is not (ROS 2 ros-base,
+    containers) a message says so and the other nodes run on, instead of the whole launch
+    failing and leaving them orphaned."""
+    if LaunchConfiguration('rviz').perform(context).lower() != 'true':
+        return []
+    if not package_installed('rviz2'):
+        return [LogInfo(msg='rviz:=true but rviz2 is not installed here (ros-base or a '
+                            'container?): running without it; install ros-$ROS_DISTRO-rviz2 '
+                            'or pass rviz:=false')]
+    use_sim_time = LaunchConfiguration('use_sim_time').perform(context).lower() == 'true'
+    return [Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
+                 arguments=['-d', LaunchConfiguration('rviz_config').perform(context)],
+                 parameters=[{'use_sim_time': use_sim_time}])]

@@ -64,8 +64,16 @@ def test_launch_nodes_name_installed_executables():
     tree = _tree()
     consts = _constants(tree)
     scripts = _console_scripts()
-    nodes = _calls(tree, 'Node')
+    # rviz2 comes from the launch helper shared with the swing-up launch files
+    shared = os.path.join(ROOT, 'ros_vi', 'ros', 'swingup_launch.py')
+    with open(shared) as fh:
+        shared_tree = ast.parse(fh.read(), shared)
+    shared_consts = _constants(shared_tree)
+    nodes = _calls(tree, 'Node') + [c for c in _calls(shared_tree, 'Node')
+                                    if _keyword(c, 'package', shared_consts) == 'rviz2']
     assert len(nodes) == 2
+    assert any(isinstance(n, ast.ImportFrom) and n.module == 'ros_vi.ros.swingup_launch'
+               and [a.name for a in n.names] == ['rviz'] for n in ast.walk(tree))
     found = set()
     for call in nodes:
         package = _keyword(call, 'package', consts)

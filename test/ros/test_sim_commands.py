@@ -52,6 +52,17 @@ def _settled(sim, target, after):
     return np.abs(np.array(msg.position[:7]) - target).max()
 
 
+def _positions_after(sim, start, delays):
+    """Joint positions (7,) of the first joint_states at or after ``start + delay`` [s of
+    simulated time], for each delay."""
+    out = []
+    for delay in delays:
+        msg = sim.js.wait(lambda m: stamp_to_ns(m.header.stamp) * 1e-9 >= start + delay,
+                          what='joint_states %g s on' % delay)
+        out.append(np.array(msg.position[:7]))
+    return np.array(out)
+
+
 def _home(probe, sim):
     pub = probe.publisher(Float64MultiArray, sim.topic('position_controller/commands'))
     pub.publish(Float64MultiArray(data=[0.0] * 7))
@@ -86,12 +97,7 @@ def test_velocity_commands_move_at_the_commanded_rate_then_hold(probe, arm):
     assert np.abs(measured - rate).max() < 1e-3
     # zero velocity: it stops and holds where it is
     pub.publish(Float64MultiArray(data=[0.0] * 7))
-    stop = _now(arm)
-    c = arm.js.wait(lambda m: stamp_to_ns(m.header.stamp) * 1e-9 >= stop + 1.0,
-                    what='1 s after stopping')
-    d = arm.js.wait(lambda m: stamp_to_ns(m.header.stamp) * 1e-9 >= stop + 2.0,
-                    what='2 s after stopping')
-    assert np.abs(np.array(d.position[:7]) - np.array(c.position[:7])).max() < 1e-3
+    assert np.abs(np.diff(_positions_after(arm, _now(arm), (1.0, 2.0)), axis=0)).max() < 1e-3
     probe.node.destroy_publisher(pub)
     _home(probe, arm)
 
@@ -178,14 +184,10 @@ def test_follow_joint_trajectory_cancel_stops_the_motion(probe, arm):
     finally:
         client.destroy()
     assert response.status == GoalStatus.STATUS_CANCELED
-    stop = _now(arm)
-    a = arm.js.wait(lambda m: stamp_to_ns(m.header.stamp) * 1e-9 >= stop + 1.0,
-                    what='1 s after the cancel')
-    b = arm.js.wait(lambda m: stamp_to_ns(m.header.stamp) * 1e-9 >= stop + 2.0,
-                    what='2 s after the cancel')
+    a, b = _positions_after(arm, _now(arm), (1.0, 2.0))
     # held (the drives settle on the hold position within the first second), not at TARGET
-    assert np.abs(np.array(b.position[:7]) - np.array(a.position[:7])).max() < 1e-3
-    assert np.abs(np.array(b.position[:7]) - TARGET).max() > 0.05
+    assert np.abs(b - a).max() < 1e-3
+    assert np.abs(b - TARGET).max() > 0.05
     _home(probe, arm)
 
 

@@ -151,8 +151,9 @@ def test_lockstep_swing_up_holds_real_time_and_starts_without_a_missing_command(
     assert abs(slope - 1.0) < 0.02, 'real-time factor %.4f' % slope
     assert 'no command stamped' not in output and 'no controller' not in output, output
     assert 'a controller is connected' in output
-    # every tick answered: the states are 0.02 s apart with none missing
+    # every tick answered: the states are 0.02 s apart with none missing (from the first
+    # this test's subscription received: it may connect after the controller)
     ticks = np.round(stamps / 0.02).astype(int)
-    assert ticks[0] == 0 and set(range(ticks[-1] + 1)) <= set(ticks.tolist())
+    assert set(range(ticks[0], ticks[-1] + 1)) <= set(ticks.tolist())
     theta = last.position[0]
     assert abs(math.remainder(theta - math.pi, 2 * math.pi)) < 0.05
