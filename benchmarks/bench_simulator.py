@@ -4,6 +4,9 @@ For each model:
   * core: ``Simulation.tick()`` in this process, no ROS (the baseline of the same run);
   * node, real_time_factor 0: achieved tick rate [Hz] and real-time factor of the node
     process (1 ms ticks, joint_states + tf at 100 Hz, /clock at 100 Hz);
+  * core paced: ``Simulation.tick()`` at 500 Hz and 1 kHz, sleeping between ticks, in this
+    process: the CPU floor of real time on this machine (a tick after a sleep costs more
+    than one in a tight loop);
   * node in real time (real_time_factor 1) at 500 Hz and 1 kHz: free running with /clock at
     100 Hz and at every tick, and in lockstep with an echo controller in this process
     answering every state: the achieved real-time factor and the CPU use of the node
@@ -57,6 +60,25 @@ def core_rate(model, seconds):
         sim.step(100)
         n += 100
     return n / (time.perf_counter() - t0)
+
+
+def core_paced_cpu(model, rate, seconds):
+    """CPU [% of a core] of ``Simulation.tick()`` alone, paced at ``rate`` by sleeping to each
+    tick's due time in this process (no ROS): the floor any real-time node pays on this
+    machine, where a tick after a sleep costs more than one in a tight loop (cold caches,
+    idle clock)."""
+    sim = Simulation.from_urdf_file(os.path.join(ROOT, 'urdf', model + '.urdf'), rate=rate)
+    sim.step(200)
+    period = 1.0 / rate
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    k = 0
+    while time.monotonic() - wall0 < seconds:
+        sim.tick()
+        k += 1
+        delay = wall0 + k * period - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+    return 100.0 * (time.process_time() - cpu0) / (time.monotonic() - wall0)
 
 
 class Diagnostics:
@@ -163,6 +185,9 @@ def main(argv=None):
             core = core_rate(model, min(args.seconds, 2.0))
             fast, _ = run_node(node, model, args.seconds, 1000.0, 0.0)
             speed.append((model, core, fast, fast / 1000.0))
+            for rate in (500.0, 1000.0):
+                real_time.append((model, 'core alone, paced by sleep (no ROS)', rate, 1.0,
+                                  core_paced_cpu(model, rate, args.seconds)))
             for label, rate, clock, lockstep in REAL_TIME_RUNS:
                 achieved, cpu = run_node(node, model, args.seconds, rate, 1.0, clock, lockstep)
                 real_time.append((model, label, rate, achieved / rate, cpu))

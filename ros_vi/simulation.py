@@ -703,7 +703,8 @@ class Simulation:
         # never-commanded entries have time -inf: over = inf -> scale 0
         over = (t - times) - self.command_timeout
         if self.command_decay > 0:
-            return np.minimum(np.maximum(1.0 - over / self.command_decay, 0.0), 1.0)
+            scale = 1.0 - over / self.command_decay
+            return scale.clip(0.0, 1.0, out=scale)
         return over <= 1e-12
 
     def active_interfaces(self):
@@ -773,7 +774,8 @@ class Simulation:
                 self._set_drives(t_start, 0.5 * (t1 + t2))
             iterations += self.mvi.step(t2, u, k, max_iterations=self.max_iterations)
             t1 = t2
-        if not math.isfinite(float(np.sum(self.mvi.q2)) + float(np.sum(self.mvi.p2))):
+        # ndarray.sum, not np.sum: the wrapper's overhead is most of a 7-joint check
+        if not math.isfinite(float(self.mvi.q2.sum()) + float(self.mvi.p2.sum())):
             raise ConvergenceError('the step produced non-finite values')
         return iterations
 
@@ -978,7 +980,8 @@ class Simulation:
         """``[(parent frame, child frame, (4, 4) pose of child in parent)]`` for every moving
         URDF joint at the current configuration (frame names are the prefixed link names).
         Empty for systems not imported from a URDF."""
-        self._set_output_state()
+        if self._state_cache is None:       # else state() already put the Data at q2
+            self._set_output_state()
         return self._transforms(True)
 
     def link_transforms_at(self, positions):

@@ -94,12 +94,13 @@ def joint_state_msg(state, stamp):
     msg = JointState()
     msg.header.stamp = stamp
     msg.name = list(state.joint_names) + list(state.mimic_names)
-    msg.position = [float(v) for v in state.positions] + [float(v) for v in
-                                                          state.mimic_positions]
-    msg.velocity = [float(v) for v in state.velocities] + [float(v) for v in
-                                                           state.mimic_velocities]
+    # ndarray.tolist gives Python floats in one call (a message field takes no numpy scalars)
+    msg.position = np.asarray(state.positions, dtype=float).tolist() + \
+        np.asarray(state.mimic_positions, dtype=float).tolist()
+    msg.velocity = np.asarray(state.velocities, dtype=float).tolist() + \
+        np.asarray(state.mimic_velocities, dtype=float).tolist()
     # mimic joints carry no actuator: effort 0
-    msg.effort = [float(v) for v in state.efforts] + [0.0] * len(state.mimic_names)
+    msg.effort = np.asarray(state.efforts, dtype=float).tolist() + [0.0] * len(state.mimic_names)
     return msg
 
 

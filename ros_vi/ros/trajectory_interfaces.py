@@ -133,6 +133,7 @@ class TrajectoryInterfaces:
         self._timer = node.create_timer(feedback_period, self._send_feedback,
                                         callback_group=callback_group,
                                         clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._timer.cancel()        # runs only while a goal does: an idle node stays idle
         self._server = ActionServer(
             node, FollowJointTrajectory, self.action_name, self._execute,
             callback_group=callback_group,
@@ -191,6 +192,7 @@ class TrajectoryInterfaces:
             return result
         with self._lock:
             self._goals[execution] = goal_handle
+            self._timer.reset()
         execution.add_done_callback(lambda _: self._wake.trigger())
         try:
             while execution.outcome is None:
@@ -202,6 +204,8 @@ class TrajectoryInterfaces:
             with self._lock:
                 self._goals.pop(execution, None)
                 self._fed.pop(execution, None)
+                if not self._goals:
+                    self._timer.cancel()
         outcome = execution.outcome
         if outcome is None:                 # cancel found it ended by the follower already
             outcome = execution.wait()
