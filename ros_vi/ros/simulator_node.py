@@ -6,20 +6,26 @@ environment, ``.venv/bin/simulator --ros-args ...``).  docs/simulator.md has the
 Publishes (names relative to the node's namespace)
     joint_states (sensor_msgs/JointState), tf (tf2_msgs/TFMessage, moving joints:
     parent link -> child link), tf_static (fixed joints, latched), robot_description
-    (std_msgs/String, latched), clock (rosgraph_msgs/Clock, every tick, if publish_clock),
-    diagnostics (diagnostic_msgs/DiagnosticArray: rate, iterations, energy, faults).
+    (std_msgs/String, latched), clock (rosgraph_msgs/Clock at clock_rate, if publish_clock),
+    diagnostics (diagnostic_msgs/DiagnosticArray: rate, iterations, energy, faults),
+    joint_trajectory_controller/controller_state (control_msgs/JointTrajectoryControllerState).
     With ``distance_pairs``: ~/distances (std_msgs/Float64MultiArray, signed distances in
     pair order) and ~/closest_points (visualization_msgs/MarkerArray) with each state.
     With ``record:=run.mcap`` the published states also go to a ROS 2 MCAP file
     (:mod:`ros_vi.recording.mcap`), finished when the node is destroyed.
 Subscribes
-    joint_commands (sensor_msgs/JointState: ``effort`` by joint ``name``),
-    effort_controller/commands (std_msgs/Float64MultiArray in ``command_joints`` order).
+    joint_commands (sensor_msgs/JointState: position, velocity or effort by joint ``name``),
+    {effort,position,velocity}_controller/commands (std_msgs/Float64MultiArray in
+    ``command_joints`` order), joint_trajectory_controller/joint_trajectory
+    (trajectory_msgs/JointTrajectory).
+Action
+    joint_trajectory_controller/follow_joint_trajectory (control_msgs FollowJointTrajectory).
 Services (std_srvs/Trigger)
     ~/reset, ~/pause, ~/unpause, ~/step (``step_ticks`` ticks while paused).
 
-All stamps are simulation time.  The step loop is paced by the steady (wall) clock times
-``real_time_factor``; the simulation core is :class:`ros_vi.simulation.Simulation`.
+All stamps are simulation time.  The simulation runs on a thread of its own paced by the
+monotonic (wall) clock times ``real_time_factor``; the simulation core is
+:class:`ros_vi.simulation.Simulation`.
 """
 import collections
 import functools
@@ -90,8 +96,9 @@ class _Job:
     """A request run on the step thread; the caller (a service callback) waits for it."""
 
     def __init__(self, fn, ticks=0):
-        self.fn = fn                  # run once on the step thread (None: a pure ~/step)
+        self.fn = fn                  # run once on the step thread
         self.ticks = ticks            # ~/step: ticks still to run
+        self.failed = 0               # ~/step: ticks that failed (state held)
         self.done = threading.Event()
         self.result = None
         self.error = None
@@ -481,7 +488,7 @@ class SimulatorNode(Node):
                 item()
                 continue
             try:
-                item.result = item.fn() if item.fn is not None else None
+                item.result = item.fn()
             except Exception as err:        # a service's work failing answers the call
                 item.error = str(err)
             if item.ticks > 0 and item.error is None:
@@ -552,7 +559,7 @@ class SimulatorNode(Node):
         while job.ticks > 0:
             result = self._tick(force_publish=(job.ticks == 1))
             job.ticks -= 1
-            job.failed = getattr(job, 'failed', 0) + (not result.ok)
+            job.failed += not result.ok
             if self._inbox or time.monotonic() > slice_end:
                 break
         if job.ticks == 0:
@@ -800,7 +807,7 @@ class SimulatorNode(Node):
             if not self.sim.paused:
                 raise ValueError('not paused: call ~/pause first')
         job = await self._call(check, n)
-        failed = getattr(job, 'failed', 0)
+        failed = job.failed
         response.success = job.error is None and not failed
         if job.error is not None:
             response.message = job.error
