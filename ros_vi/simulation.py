@@ -480,6 +480,7 @@ class Simulation:
         nu, nq = self.system.nu, self.system.nQ
         self._cmd = np.zeros(nu)
         self._cmd_time = np.full(nu, -np.inf)
+        self._u_cache = None
         self._mode = np.zeros(nq, dtype=int)          # _EFFORT, _POSITION or _VELOCITY
         self._q_ref = np.zeros(nq)                    # position target [rad or m]
         self._v_ref = np.zeros(nq)                    # velocity target [rad/s or m/s]
@@ -639,6 +640,7 @@ class Simulation:
         inputs = np.array([self._joint_input[n] for n in names], dtype=int)
         self._cmd[inputs] = 0.0
         self._cmd_time[inputs] = self._drive_time[idx]
+        self._u_cache = None
 
     def set_command_vector(self, values, t=None):
         """Set the efforts of :attr:`command_joints` in that order (a (len,) vector).
@@ -680,6 +682,7 @@ class Simulation:
     def _apply(self, idx, arr, t):
         self._cmd[idx] = arr
         self._cmd_time[idx] = self.t if t is None else float(t)
+        self._u_cache = None
 
     def commanded(self):
         """Raw (unsaturated) last command per input (nu,)."""
@@ -689,11 +692,28 @@ class Simulation:
         """Inputs (nu,) applied at time t: saturated at the effort limits and scaled down to
         zero once a command is older than ``command_timeout`` (linear ramp over
         ``command_decay``)."""
-        t = self.t if t is None else float(t)
+        return self._effective(self.t if t is None else float(t)).copy()
+
+    def _effective(self, t):
+        """:meth:`effective_command` at ``t``, shared (not to be modified): the inputs stay
+        what they are until a command changes or one crosses its timeout, so a tick usually
+        reuses the last ones instead of recomputing them."""
+        cache = self._u_cache
+        if cache is not None and cache[0] <= t < cache[1]:
+            return cache[2]
         lim = self.effort_limits
         u = np.minimum(np.maximum(self._cmd, -lim), lim)
+        until = np.inf
         if self.command_timeout > 0:
-            u = u * self._timeout_scale(t, self._cmd_time)
+            scale = self._timeout_scale(t, self._cmd_time)
+            u *= scale
+            # constant until the next fresh command starts to time out; inside a ramp the
+            # inputs change with t (never reused)
+            fresh = self._cmd_time[scale == 1.0]
+            ramping = np.any((scale > 0.0) & (scale < 1.0))
+            until = t if ramping else (fresh.min() + self.command_timeout if fresh.size
+                                       else np.inf)
+        self._u_cache = (t, until, u)
         return u
 
     def _timeout_scale(self, t, times):
@@ -790,7 +810,7 @@ class Simulation:
         mvi = self.mvi
         t_start = mvi.t2
         t_end = self.tick_time(self._ticks + 1)
-        u = self.effective_command(t_start)
+        u = self._effective(t_start)
         k = self._k_hold
         if self._drives is not None:
             self._driving = bool(self._mode.any())

@@ -267,6 +267,32 @@ def test_command_timeout_linear_decay():
     np.testing.assert_allclose(efforts, [4, 4, 4, 3, 2, 1, 0, 0], atol=1e-12)
 
 
+@pytest.mark.parametrize('decay', [0.0, 0.03])
+def test_reused_inputs_equal_the_timeout_law_at_every_tick(decay):
+    """The inputs a tick reuses (unchanged commands, nothing crossing its timeout) are the
+    ones the timeout law gives at that tick: staggered commands on the arm's joints, ticks
+    through their timeouts and ramps, each compared with the law evaluated afresh."""
+    sim = Simulation.from_urdf_file(urdf('arm7'), rate=100.0, command_timeout=0.05,
+                                    command_decay=decay)
+    rng = np.random.default_rng(4)
+    names = sim.command_joints
+    limits = sim.effort_limits
+
+    def law(t):
+        over = (t - sim._cmd_time) - 0.05
+        scale = np.clip(1.0 - over / decay, 0.0, 1.0) if decay else (over <= 1e-12)
+        return np.clip(sim._cmd, -limits, limits) * scale
+
+    for k in range(60):
+        if k % 7 in (0, 3):
+            joint = names[rng.integers(len(names))]
+            sim.set_commands({joint: float(rng.normal(0.0, 30.0))})
+        t = sim.t
+        np.testing.assert_array_equal(sim.effective_command(), law(t))
+        sim.tick()
+        np.testing.assert_array_equal(sim.applied_inputs(), law(t))
+
+
 def test_timeout_zero_never_expires():
     sim = Simulation.from_urdf_file(urdf('pendulum'), rate=100.0, command_timeout=0.0)
     sim.set_commands({'theta': 1.0})
