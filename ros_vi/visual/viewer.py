@@ -1,0 +1,200 @@
+"""A live 3D view of a robot in the browser, served by viser (no rviz, no ROS, no internet).
+
+* :func:`serve` -- a ``viser.ViserServer`` on ``host:port`` with the scene ros_vi draws
+  around every robot: a ground grid on z = 0, the world frame's axes (x red, y green,
+  z blue) and an arrow along gravity.  viser serves its own web client; the environment
+  map (an HDRI downloaded from the internet by default) is switched off, so the page asks
+  nothing of any host but the server.
+* :class:`RobotView` -- one robot in that scene: one node per link, holding the triangles
+  of the link's visual shapes (:func:`ros_vi.urdf.link_geometry`, gathered by
+  :class:`~.render.RobotScene`: primitives and meshes in the link frame, a skeleton for a
+  link with nothing drawable), posed from the robot's own forward kinematics
+  (:func:`~.playback.link_pose_track`) at the joint positions it is given.
+
+World z is up; lengths are in metres, angles in radians.
+"""
+import socket
+
+import numpy as np
+
+from ..conventions import rotations_to_quaternions
+from .playback import link_pose_track, load_robot
+
+__all__ = ['serve', 'RobotView', 'fit_camera', 'ViewerError', 'DEFAULT_PORT']
+
+DEFAULT_PORT = 8080
+GRID_SIZE = 4.0         # [m] side of the ground grid
+GRID_CELL = 0.1         # [m]
+WORLD_AXES = 0.25       # [m] length of the world frame's axes
+GRAVITY_ARROW = 0.3     # [m]
+
+
+class ViewerError(ValueError):
+    """The viewer cannot start (the port is taken, or not a port)."""
+
+
+def _check_port(host, port):
+    """ViewerError naming ``host:port`` when a server cannot listen there.  viser itself
+    moves on to the next free port when its port is taken, which would serve the page
+    where nobody looks for it."""
+    if not (isinstance(port, int) and 1 <= port <= 65535):
+        raise ViewerError('port %r: expected an integer in 1..65535' % (port,))
+    probe = socket.socket(socket.AF_INET6 if ':' in host else socket.AF_INET)
+    try:
+        # as the server will bind: SO_REUSEADDR, so only a listening socket is a conflict
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+    except OSError as err:
+        raise ViewerError('port %d on %s is not available (%s): choose another with '
+                          '--port' % (port, host, err.strerror or err)) from None
+    finally:
+        probe.close()
+
+
+def serve(port=DEFAULT_PORT, host='127.0.0.1', gravity=(0.0, 0.0, -1.0)):
+    """Start a viser server at ``http://host:port`` and draw the world around a robot: the
+    ground grid (z = 0), the world axes and an arrow along ``gravity`` (any non-zero
+    vector; only its direction is drawn).  Returns the ``viser.ViserServer`` (stop it with
+    ``server.stop()``).  ViewerError naming the port when it is taken."""
+    _check_port(host, port)
+    import viser
+    server = viser.ViserServer(host=host, port=port, verbose=False)
+    if server.get_port() != port:     # taken between the check and viser's bind
+        server.stop()
+        raise ViewerError('port %d on %s is not available: choose another with --port'
+                          % (port, host))
+    scene = server.scene
+    scene.configure_environment_map(hdri=None)
+    scene.set_up_direction('+z')
+    scene.add_grid('/ground', width=GRID_SIZE, height=GRID_SIZE, cell_size=GRID_CELL,
+                   section_size=1.0, plane='xy')
+    scene.add_frame('/world', axes_length=WORLD_AXES, axes_radius=WORLD_AXES / 40)
+    g = np.asarray(gravity, float)
+    if g.shape == (3,) and np.linalg.norm(g) > 0:
+        # beside the robot, not through it: from 0.3 m up at a corner of the first cell
+        start = np.array([-0.5, -0.5, GRAVITY_ARROW])
+        end = start + GRAVITY_ARROW * g / np.linalg.norm(g)
+        scene.add_arrows('/gravity', np.array([[start, end]]), (120, 60, 160),
+                         shaft_radius=0.006, head_radius=0.018, head_length=0.05)
+    return server
+
+
+class RobotView:
+    """A robot drawn in a viser scene, posed by joint positions.
+
+    server : viser.ViserServer (from :func:`serve`)
+    urdf_text : str
+        The robot description (URDF XML); ``base_dir`` the folder its relative mesh paths
+        start from (the current directory when None).
+    name : str
+        Scene path of the robot: link ``L`` is the node ``/name/L``.
+    frames : bool
+        Draw every link frame's axes.  A link with nothing to draw of its own (no visual,
+        or a mesh that cannot be read: a URDFWarning says which) always shows its frame,
+        and the skeleton (a bone from its parent) stands in for its shape.
+
+    Attributes: ``joint_names`` (the configs in joint_states order, mimic joints
+    excluded: the order of :meth:`set_positions`); ``links`` (link names, the order of
+    ``poses``); ``poses`` (nlinks, 4, 4) [m] the world poses last drawn; ``positions``
+    (nq,) [rad or m] the joint positions they come from; ``system`` (the imported System
+    giving the kinematics); ``nodes`` ({link: scene node}).
+    """
+
+    def __init__(self, server, urdf_text, base_dir=None, name='robot', frames=False):
+        self.server = server
+        self.name = '/' + name.strip('/')
+        # a mesh that cannot be read warns (URDFWarning) from the geometry reader and
+        # leaves its link without triangles: the scene's skeleton stands in for it
+        self.system, self.scene = load_robot(urdf_text, base_dir)
+        bare = {self.scene.links[i] for i in self.scene.bare_links}
+        self.joint_names = [c.name for c in self.system.configs]
+        self.links = list(self.scene.links)
+        self._index = {n: i for i, n in enumerate(self.joint_names)}
+        self.nodes = {}
+        self._meshes = []
+        scene = self.scene
+        face_link = scene.vertex_link[scene.faces[:, 0]] if len(scene.faces) else \
+            np.zeros(0, dtype=int)
+        size = float(np.ptp(scene.vertices, axis=0).max()) if len(scene.vertices) else 0.5
+        axes = max(0.05, 0.15 * size)
+        for i, link in enumerate(self.links):
+            node = server.scene.add_frame(
+                '%s/%s' % (self.name, link), show_axes=frames or link in bare,
+                axes_length=axes, axes_radius=axes / 30)
+            self.nodes[link] = node
+            mine = np.flatnonzero(face_link == i)
+            # one mesh per colour: viser colours a mesh as a whole
+            colours = scene.face_rgb[mine]
+            for k, rgb in enumerate(np.unique(colours, axis=0)):
+                faces = scene.faces[mine[np.all(colours == rgb, axis=1)]]
+                used, local = np.unique(faces, return_inverse=True)
+                self._meshes.append(server.scene.add_mesh_simple(
+                    '%s/%s/visual_%d' % (self.name, link, k), scene.vertices[used],
+                    local.reshape(faces.shape).astype(np.uint32),
+                    color=tuple(int(round(255 * c)) for c in rgb), side='double'))
+        self.positions = np.asarray(self.system.q, float).copy()
+        self.poses = None
+        self.set_positions(self.positions)
+
+    def set_positions(self, q):
+        """Pose every link at joint positions ``q`` (nq,) [rad or m] in
+        :attr:`joint_names` order (mimic joints follow their leaders)."""
+        q = np.asarray(q, dtype=float).reshape(-1)
+        if q.shape != (len(self.joint_names),):
+            raise ValueError('set_positions: expected %d positions (%s), got %d'
+                             % (len(self.joint_names), ', '.join(self.joint_names), q.size))
+        if not np.all(np.isfinite(q)):
+            raise ValueError('set_positions: positions must be finite, got %s' % q)
+        poses = link_pose_track(self.system, self.scene, [q])[0]
+        quats = rotations_to_quaternions(poses[:, :3, :3])
+        with self.server.atomic():
+            for link, g, (x, y, z, w) in zip(self.links, poses, quats):
+                node = self.nodes[link]
+                node.wxyz = np.array([w, x, y, z])
+                node.position = g[:3, 3].copy()
+        self.positions, self.poses = q.copy(), poses
+
+    def set_joint_positions(self, names, values):
+        """Set the joints ``names`` to ``values`` [rad or m] (a JointState's name/position)
+        and redraw; joints not named keep their position, mimic joints and names the robot
+        does not have are ignored (they follow their leaders, or are another robot's)."""
+        names, values = list(names), np.asarray(values, dtype=float).reshape(-1)
+        if len(names) != len(values):
+            raise ValueError('set_joint_positions: %d names but %d values'
+                             % (len(names), len(values)))
+        q = self.positions.copy()
+        for n, x in zip(names, values):
+            i = self._index.get(n)
+            if i is not None:
+                q[i] = x
+        self.set_positions(q)
+
+    def remove(self):
+        """Take the robot out of the scene."""
+        for handle in self._meshes + list(self.nodes.values()):
+            handle.remove()
+        self._meshes, self.nodes = [], {}
+
+
+def fit_camera(server, view, samples=24, seed=0):
+    """Aim the camera of pages opened from now on at ``view``'s robot and lay the ground
+    grid under it: the software renderer's fit (:func:`ros_vi.visual.fit_view`) of the
+    robot at its current positions and at ``samples`` random configurations within its
+    joint limits (+-pi where a joint has none), so a motion stays in the picture and
+    nothing swings through the floor."""
+    from .render import fit_view
+    n = len(view.joint_names)
+    lo, hi = view.system.urdf.position_limits
+    lo = np.where(np.isfinite(lo), lo, -np.pi)
+    hi = np.where(np.isfinite(hi), hi, np.pi)
+    rng = np.random.default_rng(seed)
+    qs = [view.positions] + [lo + (hi - lo) * rng.random(n) for _ in range(samples)]
+    track = link_pose_track(view.system, view.scene, qs)
+    # viser's camera: 75 deg vertical field of view
+    fit = fit_view(view.scene, track, azimuth=None, elevation=20.0, fov=75.0)
+    server.scene.add_grid('/ground', width=GRID_SIZE, height=GRID_SIZE, cell_size=GRID_CELL,
+                          section_size=1.0, plane='xy', position=(0.0, 0.0, fit.ground))
+    server.initial_camera.look_at = tuple(fit.target)
+    server.initial_camera.position = tuple(fit.position)
+    server.initial_camera.up = (0.0, 0.0, 1.0)
+    return fit

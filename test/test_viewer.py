@@ -1,0 +1,209 @@
+"""The browser view's scene (ros_vi.visual.viewer) and ``ros-vi view``: a node per link with
+the link's visual geometry, posed where the robot's forward kinematics puts the link;
+joint positions set by name; a missing mesh is drawn as its frame with a warning; a taken
+port, an unknown model or an unreadable recording exit 2 naming the culprit."""
+import socket
+import warnings
+
+import numpy as np
+import pytest
+
+from ros_vi.cli import main
+from ros_vi.cli.models import shipped_names
+from ros_vi.conventions import quaternion_to_rotation
+from ros_vi.resources import shipped_model
+from ros_vi.simulation import Simulation
+from ros_vi.recording import open_writer
+from ros_vi.urdf import URDFWarning, import_urdf, load_urdf_text
+from ros_vi.visual.render import BONE_RGBA, JOINT_RGBA
+from ros_vi.visual.viewer import RobotView, ViewerError, fit_camera, serve
+
+from test_urdf_cases import mimic_robot
+
+pytest.importorskip('viser')
+
+
+def _rgb(rgba):
+    return tuple(int(round(255 * c)) for c in rgba[:3])
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope='module')
+def server():
+    srv = serve(free_port())
+    yield srv
+    srv.stop()
+
+
+def node_pose(node):
+    """(4, 4) pose of a scene node as viser holds it (wxyz, position)."""
+    w, x, y, z = node.wxyz
+    g = np.eye(4)
+    g[:3, :3] = quaternion_to_rotation((x, y, z, w))
+    g[:3, 3] = node.position
+    return g
+
+
+def test_shipped_models_are_found():
+    assert {'pendulum', 'cartpole', 'acrobot', 'arm7'} <= set(shipped_names())
+
+
+@pytest.mark.parametrize('model', shipped_names())
+def test_scene_of_shipped_model(server, model):
+    text = load_urdf_text(shipped_model(model))
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', URDFWarning)      # arm7's meshes do not resolve
+        view = RobotView(server, text, name=model)
+    try:
+        robot = import_urdf(text, floating_base='euler').urdf
+        assert view.joint_names == robot.config_names
+        assert set(view.nodes) == set(robot.link_names)
+        for link, node in view.nodes.items():
+            assert node.name == '/%s/%s' % (model, link)
+        # every triangle of the scene is in a mesh under its own link's node
+        meshes = {}
+        for m in view._meshes:
+            link = m.name.split('/')[2]
+            meshes[link] = meshes.get(link, 0) + len(m.faces)
+        scene = view.scene
+        owner = scene.vertex_link[scene.faces[:, 0]]
+        expected = {l: int(np.sum(owner == i)) for i, l in enumerate(scene.links)
+                    if np.any(owner == i)}
+        assert meshes == expected
+        assert set(scene.drawn_links) <= set(meshes)
+        # poses equal the forward kinematics of an independent import, at random q
+        rng = np.random.default_rng(len(model))
+        for _ in range(3):
+            q = rng.uniform(-2.0, 2.0, len(view.joint_names))
+            view.set_positions(q)
+            robot.system.q = q
+            fk = robot.link_poses()
+            for i, link in enumerate(view.links):
+                np.testing.assert_allclose(node_pose(view.nodes[link]), fk[link], atol=1e-6)
+                np.testing.assert_allclose(view.poses[i], fk[link], atol=1e-12)
+    finally:
+        view.remove()
+    assert view.nodes == {}
+
+
+def test_set_joint_positions_by_name(server):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', URDFWarning)
+        view = RobotView(server, load_urdf_text(shipped_model('arm7')), name='byname')
+    try:
+        q = np.linspace(0.1, 0.7, 7)
+        view.set_positions(q)
+        view.set_joint_positions(['joint_3', 'not_a_joint', 'joint_1'], [-0.5, 9.0, 0.25])
+        expected = q.copy()
+        expected[[2, 0]] = [-0.5, 0.25]
+        np.testing.assert_array_equal(view.positions, expected)
+        with pytest.raises(ValueError, match='expected 7 positions'):
+            view.set_positions(np.zeros(3))
+    finally:
+        view.remove()
+
+
+def test_mimic_joints_follow_their_leader(server):
+    text = mimic_robot()
+    view = RobotView(server, text, name='mimic')
+    try:
+        robot = import_urdf(text).urdf
+        mimics = robot.mimic_joint_names
+        assert mimics and not set(mimics) & set(view.joint_names)
+        q = np.linspace(0.2, 0.5, len(view.joint_names))
+        view.set_positions(q)
+        before = view.poses.copy()
+        view.set_joint_positions(mimics, np.full(len(mimics), 1.0))    # ignored
+        np.testing.assert_array_equal(view.poses, before)
+        robot.system.q = q
+        fk = robot.link_poses()
+        for link in view.links:
+            np.testing.assert_allclose(node_pose(view.nodes[link]), fk[link], atol=1e-6)
+    finally:
+        view.remove()
+
+
+def test_missing_mesh_is_its_frame_with_a_warning(server, tmp_path):
+    text = load_urdf_text(shipped_model('pendulum'))
+    bad = tmp_path / 'broken.stl'
+    bad.write_bytes(b'not a mesh at all')
+    # the pendulum's bob link gets a mesh that cannot be read, another one a missing file
+    robot = import_urdf(text, gravity=(0, 0, -9.8)).urdf
+    links = robot.link_names
+    extra = ''.join(
+        '<link name="x_%s"><visual><geometry><mesh filename="%s"/></geometry></visual></link>'
+        '<joint name="xj_%s" type="fixed"><parent link="%s"/><child link="x_%s"/></joint>'
+        % (i, f, i, links[-1], i) for i, f in enumerate([str(bad), 'missing/none.stl']))
+    text = text.replace('</robot>', extra + '</robot>')
+    with pytest.warns(URDFWarning) as caught:
+        view = RobotView(server, text, name='broken', base_dir=str(tmp_path))
+    try:
+        messages = ' '.join(str(w.message) for w in caught)
+        assert 'broken.stl' in messages and 'none.stl' in messages
+        for i in range(2):
+            assert view.nodes['x_%d' % i].show_axes
+            # nothing of the mesh is drawn: only the skeleton's stand-in colours
+            assert 'x_%d' % i not in view.scene.drawn_links
+            colours = {tuple(m.color) for m in view._meshes
+                       if m.name.startswith('/broken/x_%d/' % i)}
+            assert colours <= {_rgb(BONE_RGBA), _rgb(JOINT_RGBA)}
+    finally:
+        view.remove()
+
+
+def test_fit_camera_frames_the_robot(server):
+    view = RobotView(server, load_urdf_text(shipped_model('pendulum')), name='cam')
+    try:
+        fit = fit_camera(server, view)
+        # the pendulum hangs 1 m below its pivot at z = 0: the ground goes under it
+        assert fit.ground < -1.0
+        np.testing.assert_allclose(server.initial_camera.look_at, fit.target)
+        assert np.linalg.norm(np.asarray(server.initial_camera.position) - fit.target) > 1.0
+    finally:
+        view.remove()
+
+
+def test_port_in_use(capsys):
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ViewerError, match='port %d' % port):
+            serve(port)
+        assert main(['view', 'pendulum', '--port', str(port), '--duration', '0.1']) == 2
+    err = capsys.readouterr().err
+    assert 'ros-vi view: error: port %d on 127.0.0.1 is not available' % port in err
+
+
+def test_bad_input_exits_2(tmp_path, capsys):
+    assert main(['view', 'no_such_robot', '--port', str(free_port())]) == 2
+    assert "unknown model 'no_such_robot'" in capsys.readouterr().err
+    junk = tmp_path / 'junk.npz'
+    junk.write_bytes(b'not a recording')
+    assert main(['view', str(junk), '--port', str(free_port())]) == 2
+    assert 'junk.npz' in capsys.readouterr().err
+    assert main(['view']) == 2
+    assert 'give a MODEL or a RECORDING' in capsys.readouterr().err
+    assert main(['view', 'pendulum', '--rate', '500']) == 2
+    assert '--rate' in capsys.readouterr().err
+
+
+def test_live_and_replay_run_for_a_duration(tmp_path, capsys):
+    port = free_port()
+    assert main(['view', 'pendulum', '--initial', 'theta=1', '--port', str(port),
+                 '--duration', '0.5']) == 0
+    assert 'http://127.0.0.1:%d' % port in capsys.readouterr().out
+    text = load_urdf_text(shipped_model('pendulum'))
+    sim = Simulation.from_urdf(text, rate=100.0, initial_positions={'theta': 1.0})
+    path = tmp_path / 'swing.npz'
+    with open_writer(str(path), text, {}) as writer:
+        for _ in range(50):
+            writer.append(sim.state())
+            sim.tick()
+    assert main(['view', str(path), '--port', str(free_port()), '--duration', '0.5']) == 0
+    assert 'replaying' in capsys.readouterr().out
