@@ -74,7 +74,7 @@ def serve(port=DEFAULT_PORT, host='127.0.0.1', gravity=(0.0, 0.0, -1.0)):
         # beside the robot, not through it: from 0.3 m up at a corner of the first cell
         start = np.array([-0.5, -0.5, GRAVITY_ARROW])
         end = start + GRAVITY_ARROW * g / np.linalg.norm(g)
-        scene.add_arrows('/gravity', np.array([[start, end]]), (120, 60, 160),
+        scene.add_arrows('/gravity', np.array([[start, end]]), (235, 150, 40),
                          shaft_radius=0.006, head_radius=0.018, head_length=0.05)
     return server
 
