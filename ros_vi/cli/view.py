@@ -77,7 +77,13 @@ def run(args):
         except ImportError as err:
             raise CommandError('--ros needs ROS 2 (rclpy) installed and sourced: %s'
                                % err) from None
-        return viewer_node.main(args)
+        print('ros-vi view: http://%s:%d (robot_description + joint_states; Ctrl-C to '
+              'stop)' % (args.host, args.port), flush=True)
+        try:
+            return viewer_node.serve_graph(args.port, args.host, args.rate, args.frames,
+                                           args.duration)
+        except ValueError as err:           # the port in use
+            raise CommandError(str(err)) from None
     if args.target is None:
         raise CommandError('give a MODEL or a RECORDING to view (or --ros)')
     if not (math.isfinite(args.rate) and 1.0 <= args.rate <= 120.0):

@@ -241,6 +241,8 @@ class SimulatorParameters(RobotParameters):
                             'publishes to (joint_states, tf, tf_static, clock, '
                             'robot_description, energy), closed at shutdown (empty: off)',
                         string())
+    viewer_port: int = param(0, 'serve a browser view of the robot on this port (0: off; '
+                                'docs/viewer.md)', number(0, integer=True))
     distance_pairs: list = param([], "pairs 'A:B' of objects, links (URDF names, without "
                                      "prefix) or obstacles of obstacles_file, whose signed "
                                      "distances are published on ~/distances and "

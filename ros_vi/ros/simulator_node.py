@@ -68,6 +68,7 @@ PARAMETERS = parameters.table(SimulatorParameters)
 SLICE = 0.005             # wall s the step thread ticks before it looks at its inbox again
 IDLE_WAIT = 0.5           # wall s between looks while paused (diagnostics come on time too)
 REPUBLISH_PERIOD = 0.2    # lockstep: wall s between re-sends of a state not yet answered
+VIEW_RATE = 30.0          # Hz (wall) at most of the browser view's updates
 #: the command topics (relative names) and whether their messages carry the stamp of the
 #: state they answer (lockstep matches stamped answers to states)
 COMMAND_TOPICS = (('joint_commands', True), ('effort_controller/commands', False),
@@ -187,6 +188,8 @@ class SimulatorNode(Node):
                                 callback_group=services)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
+        self.view = self._open_view(cfg) if cfg.viewer_port else None
+        self._view_drawn = 0.0
         # the recording (last of what can fail at start: a node that does not start leaves
         # no file behind)
         self._recorder = self._open_recording(cfg) if cfg.record else None
@@ -387,9 +390,34 @@ class SimulatorNode(Node):
                 self._tf_batch = conv.TransformBatch((p, c) for p, c, _ in transforms)
             self._pub_tf.publish(self._tf_batch.fill([g for _, _, g in transforms], stamp))
         self._record(state, transforms)
+        if self.view is not None:
+            self._draw_view(state)
         self._last_state_ns = ns
         self._lock_ready = False
         self._lock_wait_since = self._lock_republished = time.monotonic()
+
+    # ------------------------------------------------------------------ browser view
+    def _open_view(self, cfg):
+        """The browser view of ``viewer_port`` (viser, imported only then)."""
+        from ..visual.viewer import serve
+        from .viewer_node import robot_view
+        try:
+            server = serve(port=cfg.viewer_port, host='127.0.0.1')
+        except ValueError as err:
+            raise ParameterError('parameter viewer_port: %s' % err) from None
+        self._view_server = server
+        robot = self.sim.robot
+        view = robot_view(server, self._urdf_text, self.get_logger(),
+                          base_dir=robot.base_dir if robot is not None else None)
+        self.get_logger().info('browser view: http://127.0.0.1:%d' % cfg.viewer_port)
+        return view
+
+    def _draw_view(self, state):
+        """Hand a published state to the browser view, at most VIEW_RATE times a second."""
+        now = time.monotonic()
+        if now - self._view_drawn >= 1.0 / VIEW_RATE:
+            self._view_drawn = now
+            self.view.set_positions(state.positions)
 
     # ------------------------------------------------------------------ recording
     def _open_recording(self, cfg):
@@ -453,6 +481,9 @@ class SimulatorNode(Node):
                 job.error = 'the node is shutting down'
                 job.done.set()          # the executor is stopping: no wake-up needed
         self._close_recording()
+        server = getattr(self, '_view_server', None)
+        if server is not None:
+            server.stop()
         return super().destroy_node()
 
     # ------------------------------------------------------------------ the step thread

@@ -1,0 +1,153 @@
+"""The ``viewer`` node: shows a running robot in the browser (``ros-vi view --ros``).
+
+Whatever publishes ``robot_description`` (latched std_msgs/String) and ``joint_states``
+(sensor_msgs/JointState) -- the ros_vi simulator, a real robot's robot_state_publisher setup,
+a bag being played -- is drawn by :class:`ros_vi.visual.viewer.RobotView` in a page served on
+``port`` (no rviz2, no ROS desktop install).  A new description replaces the robot; joint
+states are drawn at ``display_rate`` (the newest one each time, so a fast publisher costs the
+browser nothing extra).
+
+Parameters: ``port`` (8080), ``host`` (127.0.0.1; 0.0.0.0 to serve other machines),
+``display_rate`` (30 Hz), ``frames`` (false: draw each link's frame).
+"""
+import sys
+import threading
+import time
+import warnings
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from . import qos
+from .simulator_node import run_node
+
+__all__ = ['ViewerNode', 'robot_view', 'serve_graph', 'main']
+
+
+def robot_view(server, urdf_text, logger, base_dir=None, frames=False):
+    """A :class:`ros_vi.visual.viewer.RobotView` whose geometry warnings (a mesh that cannot
+    be read is drawn as its frame) go to the node's log, once each, not to stderr."""
+    from ..visual.viewer import RobotView
+    from ..urdf import URDFWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', URDFWarning)
+        view = RobotView(server, urdf_text, base_dir=base_dir, frames=frames)
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        logger.warning('browser view: %s' % message)
+    return view
+
+
+class ViewerNode(Node):
+    """Draws ``robot_description`` + ``joint_states`` in a browser page (see the module
+    doc).  Raises :class:`ros_vi.visual.viewer.ViewerError` (a ValueError) when the port
+    cannot be served."""
+
+    def __init__(self, node_name='viewer', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.declare_parameter('port', 8080)
+        self.declare_parameter('host', '127.0.0.1')
+        self.declare_parameter('display_rate', 30.0)
+        self.declare_parameter('frames', False)
+        port = self.get_parameter('port').value
+        host = self.get_parameter('host').value
+        rate = float(self.get_parameter('display_rate').value)
+        if not rate > 0:
+            raise ValueError('parameter display_rate: must be > 0, got %r' % rate)
+        self._frames = bool(self.get_parameter('frames').value)
+
+        from ..visual.viewer import serve     # viser is imported only by a viewer
+        self.server = serve(port=port, host=host)
+        self.view = None
+        self._lock = threading.Lock()
+        self._latest = None                   # (names, positions) not yet drawn
+        self.drawn = 0                        # joint states drawn so far
+        self.create_subscription(String, 'robot_description', self._on_description,
+                                 qos.LATCHED_QOS)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
+                                 qos.STATE_QOS)
+        self.create_timer(1.0 / rate, self._draw)
+        self.get_logger().info('viewer: http://%s:%d (robot_description + joint_states)'
+                               % (host, port))
+
+    def _on_description(self, msg):
+        try:
+            view = robot_view(self.server, msg.data, self.get_logger(), frames=self._frames)
+        except ValueError as err:       # a malformed description: keep the robot drawn
+            self.get_logger().error('robot_description refused: %s' % err)
+            return
+        with self._lock:
+            if self.view is not None:
+                self.view.remove()
+            self.view = view
+        self.get_logger().info('viewer: drawing %d joints (%s)'
+                               % (len(view.joint_names), ', '.join(view.joint_names)))
+
+    def _on_joint_states(self, msg):
+        names = list(msg.name)
+        positions = list(msg.position)
+        if len(positions) != len(names):
+            self.get_logger().warning('joint_states: %d names but %d positions (ignored)'
+                                      % (len(names), len(positions)),
+                                      throttle_duration_sec=5.0)
+            return
+        with self._lock:
+            self._latest = (names, positions)
+
+    def _draw(self):
+        with self._lock:
+            view, latest, self._latest = self.view, self._latest, None
+        if view is None or latest is None:
+            return
+        try:
+            view.set_joint_positions(*latest)
+        except ValueError as err:         # NaN in a joint state: keep the last drawing
+            self.get_logger().warning('joint_states not drawn: %s' % err,
+                                      throttle_duration_sec=5.0)
+            return
+        self.drawn += 1
+
+    def destroy_node(self):
+        server = getattr(self, 'server', None)
+        if server is not None:
+            server.stop()
+        return super().destroy_node()
+
+
+def serve_graph(port=8080, host='127.0.0.1', rate=30.0, frames=False, duration=None):
+    """``ros-vi view --ros``: a :class:`ViewerNode` in the current ROS 2 graph
+    (``ROS_DOMAIN_ID`` etc. from the environment), spun until Ctrl-C or ``duration`` wall
+    seconds.  Returns 0; raises ValueError naming the problem (a port in use)."""
+    context = rclpy.Context()
+    rclpy.init(args=[], context=context)
+    node = None
+    executor = SingleThreadedExecutor(context=context)
+    try:
+        node = ViewerNode(context=context, parameter_overrides=[
+            Parameter('port', value=int(port)), Parameter('host', value=str(host)),
+            Parameter('display_rate', value=float(rate)), Parameter('frames', value=bool(frames))])
+        executor.add_node(node)
+        end = None if duration is None else time.monotonic() + duration
+        while context.ok() and (end is None or time.monotonic() < end):
+            executor.spin_once(timeout_sec=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        if context.ok():
+            rclpy.shutdown(context=context)
+    return 0
+
+
+def main(args=None):
+    """Console entry ``python -m ros_vi.ros.viewer_node --ros-args -p port:=8081``."""
+    return run_node(ViewerNode, 'viewer', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
