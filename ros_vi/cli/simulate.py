@@ -60,6 +60,25 @@ def add_arguments(parser):
                         help='no progress bar')
 
 
+def start_state(spec, gravity, dt, initial):
+    """What ``simulate`` and ``view`` start from: (source, plant, demo or None, dt [s], q0
+    (nQ,)): the model of ``spec`` (its importer quirks printed as warnings), a shipped
+    demo's time step and start state unless ``dt`` or ``initial`` (['joint=value', ...])
+    say otherwise."""
+    from ..control import DEMOS         # numba kernels: loaded once a model is asked for
+    source = resolve_model(spec)
+    plant, quirks = import_model(source, gravity)
+    for q in quirks:
+        print('warning: %s' % q, file=sys.stderr)
+    demo = DEMOS.get(source.name) if source.shipped else None
+    dt = dt or (demo.dt if demo is not None else DEFAULT_DT)
+    q0 = np.array(demo.start if demo is not None else plant.q, dtype=float)
+    names = [c.name for c in plant.configs]
+    for i, x in _assignments(initial, names, '--initial').items():
+        q0[i] = x
+    return source, plant, demo, dt, q0
+
+
 def _assignments(items, names, what):
     """{config index: value} from 'JOINT=VALUE' strings; CommandError naming the culprit."""
     out = {}
@@ -146,18 +165,11 @@ def run(args):
             raise CommandError('--out %r: unknown file type (use %s)' % (path, ', '.join(FORMATS)))
     if args.animate and os.path.splitext(args.animate)[1].lower() not in ('.gif', '.mp4'):
         raise CommandError('--animate %r: unknown file type (use .gif or .mp4)' % args.animate)
-    source = resolve_model(args.model)
-    plant, quirks = import_model(source, args.gravity)
-    for q in quirks:
-        print('warning: %s' % q, file=sys.stderr)
+    source, plant, demo, dt, q0 = start_state(args.model, args.gravity, args.dt,
+                                              args.initial)
     names = [c.name for c in plant.configs]
-    demo = DEMOS.get(source.name) if source.shipped else None
     with_demo = demo is not None and args.controller != 'none'
-    dt = args.dt or (demo.dt if demo is not None else DEFAULT_DT)
     duration = args.duration or (demo.duration if with_demo else DEFAULT_DURATION)
-    q0 = np.array(demo.start if demo is not None else plant.q, dtype=float)
-    for i, x in _assignments(args.initial, names, '--initial').items():
-        q0[i] = x
     v0 = np.zeros(plant.nQ)
     for i, x in _assignments(args.velocity, names, '--velocity').items():
         v0[i] = x
@@ -210,12 +222,13 @@ def run(args):
     if args.animate:
         import warnings
         from ..visual import animate
+        printed = {str(q) for q in plant.urdf.warnings}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
             movie = animate(memory.recording(), args.animate,
                             base_dir=os.path.dirname(os.path.abspath(source.path)))
         for message in dict.fromkeys(str(w.message) for w in caught):
-            if message not in quirks:            # the importer's were printed already
+            if message not in printed:           # the importer's were printed already
                 print('warning: %s' % message, file=sys.stderr)
         print('animation: %s (%d frames)' % (args.animate, movie.frames))
     return status

@@ -26,14 +26,13 @@ import time
 import numpy as np
 
 from . import CommandError
-from .simulate import CONTROLLERS, _assignments, _controller
+from .simulate import CONTROLLERS, DEFAULT_DT, _controller, start_state
 from .models import import_model, read_recording, resolve_model
 
 HELP = 'a live 3D view of a robot in the browser (simulation, recording or ROS)'
 
 RECORDING_TYPES = ('.npz', '.csv', '.mcap')
 DEFAULT_RATE = 30.0      # [Hz] page redraws
-DEFAULT_DT = 0.001       # [s] models without a demo
 KICK_TIME = 0.2          # [s] length of a kick
 HISTORY = 10.0           # [s] shown by the live plot
 GUI_PERIOD = 0.2         # [s] between plot and slider refreshes
@@ -211,18 +210,10 @@ class _Live:
 
 
 def _live(args):
-    source = resolve_model(args.target)
-    plant, quirks = import_model(source, args.gravity)
-    for q in quirks:
-        print('warning: %s' % q, file=sys.stderr)
-    names = [c.name for c in plant.configs]
-    from ..control import DEMOS
     from ..simulation import default_effort_limits
-    demo = DEMOS.get(source.name) if source.shipped else None
-    dt = args.dt or (demo.dt if demo is not None else DEFAULT_DT)
-    q0 = np.array(demo.start if demo is not None else plant.q, dtype=float)
-    for i, x in _assignments(args.initial, names, '--initial').items():
-        q0[i] = x
+    source, plant, demo, dt, q0 = start_state(args.target, args.gravity, args.dt,
+                                              args.initial)
+    names = [c.name for c in plant.configs]
     controller, _ = _controller(args.controller, source,
                                 lambda: import_model(source, args.gravity)[0], dt, q0)
     # saturation as `ros-vi simulate` has it: the controller's u_max on its inputs
