@@ -209,6 +209,12 @@ class SimProcess:
     def alive(self):
         return self.proc.poll() is None
 
+    def stop_cleanly(self):
+        """:meth:`stop`, asserting a clean exit (:func:`assert_clean_exit`); the output."""
+        code, out = self.stop()
+        assert_clean_exit(code, out)
+        return out
+
     def stop(self, timeout=10.0):
         if self in RUNNING:
             RUNNING.remove(self)
@@ -226,6 +232,12 @@ class SimProcess:
         except OSError:
             pass
         return self.proc.returncode, out
+
+
+def assert_clean_exit(code, out, name='the simulator'):
+    """A node process ended by SIGINT exits 0 and logs no traceback."""
+    assert code == 0, '%s exited with %s:\n%s' % (name, code, out)
+    assert 'Traceback' not in out, out
 
 
 def stop_all(procs):

@@ -35,9 +35,7 @@ def arm(probe):
     sim.diag = probe.subscribe(DiagnosticArray, sim.topic('diagnostics'))
     sim.js.wait(what='the arm\'s joint_states', timeout=30)
     yield sim
-    code, out = sim.stop()
-    assert code == 0, out
-    assert 'Traceback' not in out, out
+    sim.stop_cleanly()
 
 
 def _now(sim):

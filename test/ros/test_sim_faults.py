@@ -14,7 +14,7 @@ from sensor_msgs.msg import JointState
 from ros_vi.ros.conversions import stamp_to_ns
 from ros_vi.simulation import Simulation
 
-from .harness import SimProcess, kv, stop_all, urdf
+from .harness import SimProcess, assert_clean_exit, kv, stop_all, urdf
 
 RETRY = dict(rate=20.0, max_iterations=2, initial_positions=[1.0, 0.5],
              initial_velocities=[4.0, 4.0], max_subdivisions=0)
@@ -38,8 +38,7 @@ def procs(probe):
         p.diag = probe.subscribe(DiagnosticArray, p.topic('diagnostics'))
     yield retry, held
     for code, out in stop_all([retry, held]).values():
-        assert code == 0, out
-        assert 'Traceback' not in out, out
+        assert_clean_exit(code, out)
 
 
 def stepped(probe, p):

@@ -10,7 +10,7 @@ from ros_vi.urdf import import_urdf
 
 import test_urdf_cases as cases
 
-from .harness import SimProcess
+from .harness import SimProcess, assert_clean_exit
 
 
 def test_mimic_joints_in_joint_states_and_tf(probe):
@@ -28,7 +28,7 @@ def test_mimic_joints_in_joint_states_and_tf(probe):
         probe.unsubscribe(js)
         probe.unsubscribe(tf)
         code, out = sim.stop()
-    assert code == 0 and 'Traceback' not in out, out
+    assert_clean_exit(code, out)
     assert list(msg.name) == ['ja', 'jb', 'jc', 'jd']
     qa, qb, qc, qd = msg.position
     assert abs(qc - (-1.5 * qb + 0.2)) < 1e-12 and abs(qd - (0.25 * qb - 0.05)) < 1e-12

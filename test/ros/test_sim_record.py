@@ -17,7 +17,7 @@ from ros_vi.ros.conversions import stamp_to_ns
 from ros_vi.ros.simulator_node import ParameterError, SimulatorNode
 from ros_vi.urdf import load_urdf_text
 
-from .harness import SimProcess, urdf, wait_until
+from .harness import SimProcess, assert_clean_exit, urdf, wait_until
 
 
 def _read_bag(path):
@@ -56,7 +56,7 @@ def test_record_writes_what_the_node_publishes(probe, tmp_path):
         probe.unsubscribe(js)
         probe.unsubscribe(tf)
         code, out = sim.stop()
-    assert code == 0 and 'Traceback' not in out, out
+    assert_clean_exit(code, out)
     assert 'recording to %s' % path in out
 
     bag = _read_bag(path)
@@ -115,7 +115,7 @@ def test_sigterm_finishes_the_recording(probe, tmp_path):
     sim.proc.send_signal(signal.SIGTERM)
     wait_until(lambda: sim.proc.poll() is not None, what='the simulator to exit on SIGTERM')
     code, out = sim.stop()
-    assert code == 0 and 'Traceback' not in out, out
+    assert_clean_exit(code, out)
     rec = load_recording(path)
     assert rec.joint_names == ['theta'] and rec.t[-1] >= 1.0
     assert np.all(np.diff(rec.t) > 0)

@@ -26,9 +26,7 @@ def arm(probe):
     sim.js = probe.subscribe(JointState, sim.topic('joint_states'))
     sim.js.wait(what='the first joint_states', timeout=30)
     yield sim
-    code, out = sim.stop()
-    assert code == 0, out
-    assert 'Traceback' not in out, out
+    sim.stop_cleanly()
 
 
 def test_joint_states_rate_within_5_percent(arm):

@@ -37,9 +37,7 @@ def sim(probe):
     proc.array = probe.publisher(Float64MultiArray, proc.topic('effort_controller/commands'))
     probe.call(proc.service('pause'))
     yield proc
-    code, out = proc.stop()
-    assert code == 0, out
-    assert 'Traceback' not in out, out
+    proc.stop_cleanly()
 
 
 def latest_ns(rec):

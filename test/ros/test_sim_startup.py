@@ -17,7 +17,7 @@ from ros_vi.ros.simulator_node import ParameterError, SimulatorNode
 from ros_vi.simulation import Simulation
 from ros_vi.urdf import URDFError
 
-from .harness import CONFIG_DIR, SimProcess, stop_all, urdf
+from .harness import CONFIG_DIR, SimProcess, assert_clean_exit, stop_all, urdf
 
 MODELS = {
     'pendulum': ['theta'],
@@ -84,8 +84,7 @@ def test_starts_from_each_urdf_and_from_a_parameter_file(probe):
     finally:
         outputs = stop_all(procs)
     for name, (code, out) in outputs.items():
-        assert code == 0, '%s exited with %s:\n%s' % (name, code, out)
-        assert 'Traceback' not in out, out
+        assert_clean_exit(code, out, name)
 
 
 def test_tf_static_values_match_urdf(probe):

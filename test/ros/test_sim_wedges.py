@@ -15,7 +15,7 @@ from std_srvs.srv import Trigger
 from ros_vi.ros import qos
 from ros_vi.ros.conversions import stamp_to_ns
 
-from .harness import SimProcess, kv, stop_all, urdf, wait_until
+from .harness import SimProcess, assert_clean_exit, kv, stop_all, urdf, wait_until
 
 ANSWER = 5.0        # wall s a service call of a healthy node gets to answer (generous)
 
@@ -42,8 +42,7 @@ def sims(probe):
     paused.js.wait(what='joint_states of the paused simulator')
     yield fast, paused
     for code, out in stop_all([fast, paused]).values():
-        assert code == 0, out
-        assert 'Traceback' not in out, out
+        assert_clean_exit(code, out)
 
 
 def _set_step_ticks(probe, sim, n):
