@@ -18,6 +18,7 @@ from .mechanics import (CONST_SE3, RX, RY, RZ, TX, TY, TZ, WORLD, Config, Constr
 from .integrators import ConvergenceError, MidpointVI
 from .trajectory import load_trajectory, save_trajectory
 from . import discopt
+from .batch import Target, rollout
 from . import puppets
 
 __version__ = '0.1.0'

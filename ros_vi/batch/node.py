@@ -1,0 +1,100 @@
+"""The state a controller sees at a node of the compiled step, from the packed arrays.
+
+At every sample of a rollout the integrator holds ``(q, p)`` (configuration and discrete
+momentum); the controller, like the simulator node's subscribers, sees ``(q, v)`` with
+``v = M(q)^-1 p``.  :func:`node_terms` evaluates the kernel at ``(q, 0)`` for the mass
+matrix, solves for ``v`` and returns the kinetic and potential energy; :func:`bias_terms`
+adds what a feedback-linearising law needs at ``(q, v)``.
+
+They take the model and scratch views of :mod:`ros_vi.integrators.fast_step` built once
+per rollout copy (``model = _model_views(I, F, o)``, ``ks = kernel_scratch(I, W, o)``) and
+are inlined into the loop: creating those views costs more than the kernel itself on a
+small model (about 1.5 us of views against 0.5 us of arithmetic for a pendulum).  They
+write into the kernel's scratch, which the next VI step overwrites anyway.
+"""
+from numba import njit
+
+from ..integrators import fast_step as fs
+from ..mechanics import kernel
+
+
+@njit(cache=True, inline='always')
+def node_terms(model, ks, qm, zero, Md, q, p, v, M_out):
+    """``v (nd,) <- M(q)^-1 p`` and ``M_out (nd, nd) <- M(q)`` (the dynamic block, mimic
+    joints folded) for ``q (nq,)``, ``p (nd,)``; returns ``(T, V, ok)``: kinetic energy
+    ``p.v / 2`` [J], potential energy (gravity and ConfigSprings) [J], and False if M is
+    singular.  ``qm``, ``zero`` (nt,) and ``Md`` (nd, nd) are scratch."""
+    (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
+     mim_off) = model
+    (R, P, S, Vs, Vp, Ic, h, G, Lq, Lv, M, Lvq, Lqq, su, sw, sz, sg, tmp) = ks
+    nq, nd = q.shape[0], p.shape[0]
+    for i in range(zero.shape[0]):
+        zero[i] = 0.0
+    kernel.expand_into(q, zero[:nq], mim_lead, mim_mult, mim_off, qm, zero)
+    _, V = kernel.first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib,
+                                   mass_frames, fjoint, cframe, cparent, corder, gvec, qm,
+                                   zero, R, P, S, Vs, Vp, Ic, h, G, Lq, Lv)
+    kernel.second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg,
+                             tmp)
+    kernel.fold_matrix(M, nq, mim_lead, mim_mult)
+    V += fs.spring_energy(sp_idx, sp_k, sp_q0, q)
+    for i in range(nd):
+        v[i] = p[i]
+        for j in range(nd):
+            M_out[i, j] = M[i, j]
+            Md[i, j] = M[i, j]
+    ok = kernel.solve_in_place(Md, v)
+    T = 0.0
+    for i in range(nd):
+        T += 0.5 * p[i] * v[i]
+    return T, V, ok
+
+
+@njit(cache=True, inline='always')
+def momentum_energy(model, ks, qm, zero, Md, q, v, p_out, scratch, M):
+    """``p_out (nd,) <- M(q) v`` and ``(T, V)`` [J] at ``(q, v)`` with the constants of
+    ``model`` (a controller's own model beside the plant's); ``scratch (nd,)``, ``M (nd,
+    nd)`` are scratch."""
+    nd = v.shape[0]
+    for i in range(nd):
+        p_out[i] = 0.0
+    _, V, _ = node_terms(model, ks, qm, zero, Md, q, p_out, scratch, M)
+    T = 0.0
+    for i in range(nd):
+        acc = 0.0
+        for j in range(nd):
+            acc += M[i, j] * v[j]
+        p_out[i] = acc
+        T += 0.5 * acc * v[i]
+    return T, V
+
+
+@njit(cache=True, inline='always')
+def bias_terms(model, ks, qm, vm, q, v, M_out, bias):
+    """At ``(q, v)``: ``M_out (nd, nd) <- M(q)`` and ``bias (nd,)`` such that the equations
+    of motion read ``M q'' + bias = u`` for the generalized input force u: Coriolis,
+    centrifugal, gravity, spring and damping terms (``bias = Lvq v - L_q + c v``).
+    ``qm``, ``vm`` (nt,) are scratch."""
+    (parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint, cframe,
+     cparent, corder, anc, gvec, damping, sp_idx, sp_k, sp_q0, in_cfg, mim_lead, mim_mult,
+     mim_off) = model
+    (R, P, S, Vs, Vp, Ic, h, G, Lq, Lv, M, Lvq, Lqq, su, sw, sz, sg, tmp) = ks
+    nq, nd = q.shape[0], v.shape[0]
+    kernel.expand_into(q, v, mim_lead, mim_mult, mim_off, qm, vm)
+    kernel.first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames,
+                            fjoint, cframe, cparent, corder, gvec, qm, vm, R, P, S, Vs, Vp,
+                            Ic, h, G, Lq, Lv)
+    kernel.second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg,
+                             tmp)
+    kernel.fold_matrix(M, nq, mim_lead, mim_mult)
+    kernel.fold_matrix(Lvq, nq, mim_lead, mim_mult)
+    kernel.fold_vector(Lq, nq, mim_lead, mim_mult)
+    for j in range(sp_idx.shape[0]):
+        Lq[sp_idx[j]] -= sp_k[j] * (q[sp_idx[j]] - sp_q0[j])
+    for a in range(nd):
+        acc = -Lq[a] + damping[a] * v[a]
+        for b in range(nd):
+            acc += Lvq[a, b] * v[b]
+            M_out[a, b] = M[a, b]
+        bias[a] = acc
