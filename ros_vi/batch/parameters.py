@@ -19,7 +19,7 @@ name                        unit       meaning
 
 Mass, damping and gravity change the *plant*; the controller keeps its own (nominal) model.
 """
-import copy
+import contextlib
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from ..mechanics.forces.damping import Damping
 from ..mechanics.potentials.gravity import Gravity
 
 __all__ = ['MODEL_PARAMETERS', 'LOOP_PARAMETERS', 'parameter_names', 'check_parameters',
-           'model_key', 'plant_with', 'loop_values']
+           'model_key', 'applied', 'loop_values']
 
 MODEL_PARAMETERS = ('mass_scale', 'mass.<link>', 'damping.<joint>', 'gravity')
 LOOP_PARAMETERS = ('effort_limit.<joint>', 'delay')
@@ -49,7 +49,8 @@ def parameter_names(system):
     links = sorted({f.name.split('::')[0] for f in system.frames
                     if f.mass > 0 and f.name is not None})
     names += ['mass.' + link for link in links]
-    names += ['damping.' + c.name for c in system.dyn_configs]
+    if any(isinstance(f, Damping) for f in system.forces):
+        names += ['damping.' + c.name for c in system.dyn_configs]
     names += ['effort_limit.' + c.name for c in system.dyn_configs]
     return names
 
@@ -90,32 +91,55 @@ def model_key(table, b):
                  if name.split('.')[0] in ('mass_scale', 'mass', 'damping', 'gravity'))
 
 
-def plant_with(system, key):
-    """A copy of ``system`` with the model parameters ``key`` (:func:`model_key`) applied;
-    ``system`` itself when the key is empty."""
+@contextlib.contextmanager
+def applied(system, key):
+    """Within the block, ``system`` has the model parameters ``key`` (:func:`model_key`);
+    its own masses, damping and gravity are restored afterwards (also on error).  Nothing
+    happens for an empty key.  (A System holds its URDF description and cannot be deep-
+    copied, so the parameters are set and undone in place.)"""
     if not key:
-        return system
-    plant = copy.deepcopy(system)
+        yield system
+        return
     values = dict(key)
+    masses = [(f, f.mass, f.inertia) for f in system.frames
+              if f.mass > 0 or np.any(f.inertia != 0)]
+    dampers = [(d, d.default, dict(d._coefficients)) for d in system.forces
+               if isinstance(d, Damping)]
+    gravities = [(g, g.gravity) for g in system.potentials if isinstance(g, Gravity)]
+    try:
+        _apply(system, values, [d for d, _, _ in dampers], [g for g, _ in gravities])
+        yield system
+    finally:
+        for f, m, inertia in masses:
+            if f.mass != m or np.any(f.inertia != inertia):
+                f.set_inertia(m, inertia)
+        for d, default, coefficients in dampers:
+            d._default = default
+            d._coefficients = coefficients
+            d._structure_updated()
+        for g, vector in gravities:
+            if np.any(g.gravity != vector):
+                g.gravity = vector
+
+
+def _apply(system, values, dampers, gravities):
     scale = values.get('mass_scale', 1.0)
     for name, value in values.items():
         if name.startswith('mass.'):
-            f = _mass_frame(plant, name[5:])
+            f = _mass_frame(system, name[5:])
             f.set_inertia(value, f.inertia * (value / f.mass))
     if scale != 1.0:
-        for f in plant.frames:
+        for f in system.frames:
             if f.mass > 0 or np.any(f.inertia != 0):
                 f.set_inertia(f.mass * scale, f.inertia * scale)
-    dampers = [f for f in plant.forces if isinstance(f, Damping)]
     for name, value in values.items():
         if name.startswith('damping.'):
             if not dampers:
-                dampers = [Damping(plant, 0.0)]
+                raise ValueError('parameter %r: the model has no Damping force' % name)
             dampers[0].set_damping_coefficient(name[8:], value)
             for other in dampers[1:]:
                 other.set_damping_coefficient(name[8:], 0.0)
     if 'gravity' in values:
-        gravities = [p for p in plant.potentials if isinstance(p, Gravity)]
         if not gravities:
             raise ValueError('parameter gravity: the model has no Gravity potential')
         total = np.sum([g.gravity for g in gravities], axis=0)
@@ -124,7 +148,6 @@ def plant_with(system, key):
         gravities[0].gravity = values['gravity'] * direction
         for g in gravities[1:]:
             g.gravity = (0.0, 0.0, 0.0)
-    return plant
 
 
 def loop_values(system, table, batch, dt, base_limits):

@@ -241,13 +241,8 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
                                    (np.zeros(n), np.full(n, -1.0), np.full(n, np.inf)))
     angles = angle_mask(system)
 
-    # plants: one packed model per distinct set of model parameters
+    # one packed plant per distinct set of model parameters
     keys = [parameters.model_key(table, b) for b in range(B)]
-    plants = {}
-    for key in keys:
-        if key not in plants:
-            plants[key] = parameters.plant_with(system, key)
-
     samples = nsteps // record_every + 1 if record_every else 0
     out = _Outputs(B, n, nd, nu, samples)
     path = np.array(['general'] * B, dtype=object)
@@ -259,31 +254,31 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
         if packed_law is None:
             stepper = None
     if stepper is not None:
-        rows, Ftab = {}, []
-
-        def row_of(sys):
-            if id(sys) not in rows:
-                st = _packed(sys)
-                if st is None or not np.array_equal(st._I, stepper._I):
-                    return None
-                rows[id(sys)] = len(Ftab)
-                Ftab.append(_constants(st))
-            return rows[id(sys)]
-        plant_row = np.array([row_of(plants[k]) for k in keys], dtype=object)
+        Ftab, plant_rows = [], {}
+        for key in keys:
+            if key not in plant_rows:
+                with parameters.applied(system, key):
+                    plant_rows[key] = len(Ftab)
+                    Ftab.append(_constants(stepper))
+        plant_row = np.array([plant_rows[k] for k in keys], dtype=np.int64)
+        ctrl_row = plant_row.copy()
         if controllers is not None:
-            ctrl_row = np.array([row_of(c.system) for c in controllers], dtype=object)
-        else:
-            ctrl_row = plant_row.copy()
-        if any(r is None for r in plant_row) or any(r is None for r in ctrl_row):
-            stepper = None
-    if stepper is not None:
+            own = {}
+            for b, c in enumerate(controllers):
+                if id(c.system) not in own:
+                    st = _packed(c.system)
+                    if st is None or not np.array_equal(st._I, stepper._I):
+                        raise ValueError('the controller model differs in structure from the '
+                                         'plant (frames, configs, forces)')
+                    own[id(c.system)] = len(Ftab)
+                    Ftab.append(_constants(st))
+                ctrl_row[b] = own[id(c.system)]
         law_ints, law_table, law_row = packed_law if packed_law is not None else (
             np.zeros(0, dtype=np.int64), np.zeros((1, 1)), np.zeros(B, dtype=np.int64))
-        _run_compiled(stepper, np.array(Ftab), plant_row.astype(np.int64),
-                      ctrl_row.astype(np.int64), q0, dq0, t0, dt, nsteps, tolerance,
-                      max_iterations, law_ints, law_table, law_row, in_idx, limits, delay,
-                      goal_q, goal_tol, goal_vtol, angles, target is not None, record_every,
-                      out, threads)
+        _run_compiled(stepper, np.array(Ftab), plant_row, ctrl_row, q0, dq0, t0, dt, nsteps,
+                      tolerance, max_iterations, law_ints, law_table, law_row, in_idx,
+                      limits, delay, goal_q, goal_tol, goal_vtol, angles, target is not None,
+                      record_every, out, threads)
         path[:] = 'compiled'
         redo = np.nonzero(out.status != loop.DONE)[0]
     else:
@@ -298,10 +293,12 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
             law = callback
         else:
             law = None
-        _run_general(b, plants[keys[b]], law, in_idx, callback is not None, limits[b],
-                     int(delay[b]), q0[b], dq0[b], t0, dt, nsteps, tolerance, max_iterations,
-                     goal_q, goal_tol, goal_vtol, angles, target is not None, record_every,
-                     out, controllers[b] if controllers is not None else None)
+        with parameters.applied(system, keys[b]):
+            _run_general(b, system, law, in_idx, callback is not None, limits[b],
+                         int(delay[b]), q0[b], dq0[b], t0, dt, nsteps, tolerance,
+                         max_iterations, goal_q, goal_tol, goal_vtol, angles,
+                         target is not None, record_every, out,
+                         controllers[b] if controllers is not None else None)
     result = out.result(t0, dt, path, target is not None)
     result.wall_time = time.perf_counter() - start
     return result
