@@ -319,3 +319,16 @@ def test_controller_arguments_are_checked(pendulum):
                        0.1, DT)
     with pytest.raises(ValueError, match='controller must be None'):
         ros_vi.rollout(plant, np.zeros((1, 1)), np.zeros((1, 1)), 3.0, 0.1, DT)
+
+
+def test_the_plant_is_left_as_it_was():
+    plant = DEMOS['cartpole'].model()
+    before = (plant.mass_matrix().copy(), plant.forces[0].coefficient_vector(),
+              plant.potentials[0].gravity)
+    q0 = np.array([[0.0, 0.5], [0.0, 0.4]])
+    params = {'mass_scale': [1.2, 0.8], 'damping.pole': [0.3, 0.0], 'gravity': [5.0, 9.0]}
+    ros_vi.rollout(plant, q0, np.zeros((2, 2)), None, 0.05, DT, params)
+    ros_vi.rollout(plant, q0, np.zeros((2, 2)), None, 0.05, DT, params, compiled=False)
+    np.testing.assert_array_equal(plant.mass_matrix(), before[0])
+    np.testing.assert_array_equal(plant.forces[0].coefficient_vector(), before[1])
+    np.testing.assert_array_equal(plant.potentials[0].gravity, before[2])

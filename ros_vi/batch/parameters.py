@@ -103,20 +103,22 @@ def applied(system, key):
     values = dict(key)
     masses = [(f, f.mass, f.inertia) for f in system.frames
               if f.mass > 0 or np.any(f.inertia != 0)]
-    dampers = [(d, d.default, dict(d._coefficients)) for d in system.forces
-               if isinstance(d, Damping)]
+    touched = [name[8:] for name in values if name.startswith('damping.')]
+    dampers = [(d, [(c, d.get_damping_coefficient(c)) for c in touched])
+               for d in system.forces if isinstance(d, Damping)]
     gravities = [(g, g.gravity) for g in system.potentials if isinstance(g, Gravity)]
     try:
-        _apply(system, values, [d for d, _, _ in dampers], [g for g, _ in gravities])
+        _apply(system, values, [d for d, _ in dampers], [g for g, _ in gravities])
         yield system
     finally:
         for f, m, inertia in masses:
             if f.mass != m or np.any(f.inertia != inertia):
                 f.set_inertia(m, inertia)
-        for d, default, coefficients in dampers:
-            d._default = default
-            d._coefficients = coefficients
-            d._structure_updated()
+        for d, saved in dampers:
+            for config, coefficient in saved:
+                # back to the default where it had the default's value
+                d.set_damping_coefficient(
+                    config, None if coefficient == d.default else coefficient)
         for g, vector in gravities:
             if np.any(g.gravity != vector):
                 g.gravity = vector

@@ -4,8 +4,8 @@ Two paths, one answer:
 
 * **compiled** (the default whenever possible): the model packs into the compiled step
   (built-in potentials and forces, no constraints, no kinematic configs) and the controller
-  is None or a shipped law with a compiled form (:mod:`ros_vi.batch.laws`).  All copies
-  run in one numba call, parallel over the cores (:mod:`ros_vi.batch.loop`).
+  is None or a shipped law with a compiled form (:mod:`ros_vi.control.compiled`).  All copies
+  run in one numba call, parallel over the cores (:mod:`ros_vi.integrators.batch_loop`).
 * **general**: anything else -- a Python callable as controller, a cart-pole swing-up
   object, a model with constraints or custom forces -- runs copy after copy on
   :class:`~ros_vi.integrators.MidpointVI` with the controller called from Python.  A copy
@@ -35,11 +35,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..control import compiled as laws
 from ..control.base import Controller, angle_mask, default_effort_limits
 from ..integrators import ConvergenceError, MidpointVI
+from ..integrators import batch_loop as loop
 from ..integrators import fast_step as fs
 from ..mechanics import dynamics
-from . import laws, loop, parameters
+from . import parameters
 
 __all__ = ['Target', 'RolloutResult', 'rollout']
 
@@ -163,11 +165,6 @@ def _packed(system):
     return fs.FastStepper.for_system(system)
 
 
-def _constants(stepper):
-    stepper._refresh_constants()
-    return stepper._F.copy()
-
-
 def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=None, *,
             target=None, record_every=0, t0=0.0, threads=None, tolerance=1e-10,
             max_iterations=200, compiled=True):
@@ -259,7 +256,7 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
             if key not in plant_rows:
                 with parameters.applied(system, key):
                     plant_rows[key] = len(Ftab)
-                    Ftab.append(_constants(stepper))
+                    Ftab.append(stepper.packed_constants())
         plant_row = np.array([plant_rows[k] for k in keys], dtype=np.int64)
         ctrl_row = plant_row.copy()
         if controllers is not None:
@@ -267,11 +264,12 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
             for b, c in enumerate(controllers):
                 if id(c.system) not in own:
                     st = _packed(c.system)
-                    if st is None or not np.array_equal(st._I, stepper._I):
+                    if st is None or not np.array_equal(st.packed_structure(),
+                                                        stepper.packed_structure()):
                         raise ValueError('the controller model differs in structure from the '
                                          'plant (frames, configs, forces)')
                     own[id(c.system)] = len(Ftab)
-                    Ftab.append(_constants(st))
+                    Ftab.append(st.packed_constants())
                 ctrl_row[b] = own[id(c.system)]
         law_ints, law_table, law_row = packed_law if packed_law is not None else (
             np.zeros(0, dtype=np.int64), np.zeros((1, 1)), np.zeros(B, dtype=np.int64))
@@ -311,7 +309,7 @@ def _pack_law(controllers, stepper):
         st = _packed(c.system)
         if st is None:
             return None
-        damping.append(laws.damping_of(_constants(st), st._I))
+        damping.append(st.damping())
     packed = laws.pack_controllers(unique, damping)
     if packed is None:
         return None
@@ -364,9 +362,8 @@ def _run_compiled(stepper, Ftab, plant_row, ctrl_row, q0, dq0, t0, dt, nsteps, t
     if threads is not None:
         numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
     try:
-        W0 = np.zeros_like(stepper._W)
-        loop.run_batch(stepper._I.copy(), W0, Ftab, plant_row, ctrl_row, q0,
-                       np.ascontiguousarray(dq0[:, :stepper._nd]), t0, dt, nsteps, tol,
+        loop.run_batch(stepper.packed_structure(), stepper.new_work(), Ftab, plant_row, ctrl_row, q0,
+                       np.ascontiguousarray(dq0[:, :stepper.nd]), t0, dt, nsteps, tol,
                        max_iter, law_ints, law_table, law_row, in_idx,
                        np.ascontiguousarray(limits), delay, out.acc, out.max_u, out.status,
                        out.q, out.p, out.v, out.fail_tick, goal_q, goal_tol, goal_vtol,
@@ -380,7 +377,7 @@ def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, d
                  tol, max_iter, goal_q, goal_tol, goal_vtol, angles, has_target,
                  record_every, out, controller):
     """Copy b on MidpointVI with the controller called from Python (the module docstring);
-    the reductions are the compiled loop's own (:func:`loop._observe`)."""
+    the reductions are the compiled loop's own (:func:`batch_loop.observe`)."""
     nd, nu = plant.nQd, plant.nu
     model = plant.model
     data = model.create_data()
@@ -403,7 +400,7 @@ def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, d
         with plant.evaluate_at(data):
             T = plant.kinetic_energy()
             V = plant.potential_energy()
-        loop._observe(k, t, q, v, T, V, acc, goal_q, goal_tol, goal_vtol, angles, has_target,
+        loop.observe(k, t, q, v, T, V, acc, goal_q, goal_tol, goal_vtol, angles, has_target,
                       record_every, out.rec_q, out.rec_v, out.rec_t, b)
         acc[loop.A_TICKS] = k
         if k == nsteps:

@@ -1079,6 +1079,32 @@ class FastStepper:
         the stepper's state; derivatives come from the general path)."""
         return self._constraints is not None
 
+    @property
+    def nd(self):
+        """Number of dynamic configs."""
+        return self._nd
+
+    def packed_structure(self):
+        """A copy of the packed structure ``I`` (ints: sizes, tree, index maps)."""
+        return self._I.copy()
+
+    def packed_constants(self):
+        """A copy of the packed constants ``F`` (floats: masses, inertias, gravity,
+        damping, springs) as the System has them now."""
+        self._refresh_constants()
+        return self._F.copy()
+
+    def new_work(self):
+        """An empty work array ``W`` of this layout (state, history, scratch)."""
+        return np.zeros_like(self._W)
+
+    def damping(self):
+        """The summed Damping coefficients of the dynamic configs, (nd,) [N m s/rad or
+        N s/m], as the System has them now."""
+        self._refresh_constants()
+        o = self._o
+        return self._F[o[F_DAMPING]:o[F_DAMPING] + self._nd].copy()
+
     def state_views(self):
         """Views (q1, p1, q2, p2, u1) into the packed state: the integrator keeps its state
         here so a step needs no copies in Python."""

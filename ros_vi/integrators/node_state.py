@@ -14,8 +14,37 @@ write into the kernel's scratch, which the next VI step overwrites anyway.
 """
 from numba import njit
 
-from ..integrators import fast_step as fs
 from ..mechanics import kernel
+from . import fast_step as fs
+
+
+@njit(cache=True, inline='always')
+def mass_matrix_into(S, Ic, anc, corder, M):
+    """``M (nt, nt)`` from the joint twists ``S (nt, 6)`` and composite inertias ``Ic (nt,
+    6, 6)`` of :func:`kernel.first_order_into`: ``M[a, m] = S_a . Ic_m S_m`` for ``a`` an
+    ancestor-or-self of ``m`` (0 across branches).  The mass-matrix part of
+    :func:`kernel.second_order_into` alone: a node needs no second derivatives."""
+    nt = S.shape[0]
+    for a in range(nt):
+        for b in range(nt):
+            M[a, b] = 0.0
+    for j in range(corder.shape[0]):
+        m = corder[j]
+        y0 = y1 = y2 = y3 = y4 = y5 = 0.0
+        for k in range(6):
+            s = S[m, k]
+            y0 += Ic[m, 0, k] * s
+            y1 += Ic[m, 1, k] * s
+            y2 += Ic[m, 2, k] * s
+            y3 += Ic[m, 3, k] * s
+            y4 += Ic[m, 4, k] * s
+            y5 += Ic[m, 5, k] * s
+        for a in range(nt):
+            if anc[a, m]:
+                val = (S[a, 0] * y0 + S[a, 1] * y1 + S[a, 2] * y2 + S[a, 3] * y3
+                       + S[a, 4] * y4 + S[a, 5] * y5)
+                M[a, m] = val
+                M[m, a] = val
 
 
 @njit(cache=True, inline='always')
@@ -35,8 +64,7 @@ def node_terms(model, ks, qm, zero, Md, q, p, v, M_out):
     _, V = kernel.first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib,
                                    mass_frames, fjoint, cframe, cparent, corder, gvec, qm,
                                    zero, R, P, S, Vs, Vp, Ic, h, G, Lq, Lv)
-    kernel.second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg,
-                             tmp)
+    mass_matrix_into(S, Ic, anc, corder, M)
     kernel.fold_matrix(M, nq, mim_lead, mim_mult)
     V += fs.spring_energy(sp_idx, sp_k, sp_q0, q)
     for i in range(nd):

@@ -3,7 +3,7 @@
 :func:`run_batch` runs copy b from ``(q0[b], v0[b])`` for ``nsteps`` ticks of ``dt`` with the
 packed step of :mod:`ros_vi.integrators.fast_step` (the step :class:`MidpointVI` takes on the
 same system, so the trajectories are those of B independent MidpointVI runs), the compiled
-control law of :mod:`ros_vi.batch.laws`, an optional input delay and a per-copy effort limit.
+control law of :mod:`ros_vi.control.compiled`, an optional input delay and a per-copy effort limit.
 Copies are independent iterations of a ``prange`` loop; each allocates its own work arrays
 once, and nothing in a step allocates.
 
@@ -24,9 +24,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..integrators import fast_step as fs
-from .laws import control_law
-from .node import momentum_energy, node_terms
+from ..control.compiled import control_law
+from . import fast_step as fs
+from .node_state import momentum_energy, node_terms
 
 # per-copy status
 RUNNING, DONE, ESCALATE, FAILED = 0, 1, 2, 3
@@ -36,8 +36,8 @@ RUNNING, DONE, ESCALATE, FAILED = 0, 1, 2, 3
 A_ENTER, A_E0, A_WORK, A_EERR, A_ITERS, A_TICKS, A_BALANCING, A_E, NACC = range(9)
 
 
-@njit(cache=True)
-def _observe(k, t, q, v, T, V, acc, target_q, target_tol, target_vtol, target_angles,
+@njit(cache=True, inline='always')
+def observe(k, t, q, v, T, V, acc, target_q, target_tol, target_vtol, target_angles,
              has_target, rec_every, rec_q, rec_v, rec_t, b):
     """Reductions and recording of sample k at time t (q (nq,), v (nd,), energy T + V)."""
     E = T + V
@@ -144,7 +144,7 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
         if not ok:
             status[0] = ESCALATE
             break
-        _observe(k, t, q, v, T, V, acc, target_q, target_tol, target_vtol, target_angles,
+        observe(k, t, q, v, T, V, acc, target_q, target_tol, target_vtol, target_angles,
                  has_target, rec_every, rec_q, rec_v, rec_t, b)
         acc[A_TICKS] = k
         if k == nsteps:
@@ -221,7 +221,8 @@ def run_batch(I0, W0, Ftab, plant_row, ctrl_row, q0, v0, t0, dt, nsteps, tol, ma
     per-copy ``limits (B, nu)`` and ``delay (B,)``."""
     B = q0.shape[0]
     o = fs._layout(I0)
-    for b in prange(B):
+    for i in prange(B):
+        b = np.int64(i)     # prange counts in uint64: one signature of run_copy, not two
         I = I0.copy()
         W = W0.copy()
         run_copy(b, I, W, o, Ftab[plant_row[b]], Ftab[ctrl_row[b]],

@@ -20,10 +20,11 @@ import math
 import numpy as np
 from numba import njit
 
-from ..control.handover import SwingUpAndBalance
-from ..control.lqr import LQR
-from ..control.swingup import PendulumSwingUp
-from ..integrators import fast_step as fs
+from ..mechanics.inputs import input_configs
+from .base import angle_mask
+from .handover import SwingUpAndBalance
+from .lqr import LQR
+from .swingup import PendulumSwingUp
 
 __all__ = ['pack_controllers', 'control_law', 'compiled_law_name']
 
@@ -114,7 +115,7 @@ def pack_controllers(controllers, damping):
     """``(law_ints, law_table (K, nL))`` for a list of K controllers of one compiled law
     (the same type, joints and inputs; gains may differ), or None if any of them has no
     compiled law.  ``damping (K, n)``: each controller model's damping coefficients (its
-    packed ``F_DAMPING`` segment; the pendulum law cancels them)."""
+    ``FastStepper.damping()``; the pendulum law cancels them)."""
     names = {compiled_law_name(c) for c in controllers}
     if None in names or len(names) != 1:
         return None
@@ -135,9 +136,9 @@ def pack_controllers(controllers, damping):
     for key, value in off.items():
         header[key] = value
     header[L_END_F] = size
-    input_cfg = first._input_configs() if m else np.zeros(0, dtype=np.int64)
+    input_cfg = input_configs(first.system)[first.input_indices]
     law_ints = np.concatenate([header, np.asarray(input_cfg, dtype=np.int64),
-                               first._angles[:n].astype(np.int64)])
+                               angle_mask(first.system)[:n].astype(np.int64)])
     table = np.array([_row(c, off, size, d) for c, d in zip(controllers, damping)])
     return law_ints, table.reshape(len(controllers), size)
 
@@ -215,8 +216,3 @@ def control_law(law_ints, row, balancing, q, v, p, energy, u, x):
         u[a] = min(max(u[a], -row[um + a]), row[um + a])
     return cost
 
-
-def damping_of(F, I):
-    """The damping coefficients (nd,) in a packed constants row ``F``."""
-    o = fs._layout(I)
-    return F[o[fs.F_DAMPING]:o[fs.F_DAMPING] + I[fs._ND]]
