@@ -281,22 +281,18 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
         redo = np.nonzero(out.status != loop.DONE)[0]
     else:
         redo = np.arange(B)
-    for b in redo:
-        path[b] = 'general'
-        if controllers is not None:
-            c = controllers[b]
-            c.reset()
-            law = (lambda c: lambda t, q, v: c.compute(q, v).u)(c)
-        elif callback is not None:
-            law = callback
-        else:
-            law = None
-        with parameters.applied(system, keys[b]):
-            _run_general(b, system, law, in_idx, callback is not None, limits[b],
-                         int(delay[b]), q0[b], dq0[b], t0, dt, nsteps, tolerance,
-                         max_iterations, goal_q, goal_tol, goal_vtol, angles,
-                         target is not None, record_every, out,
-                         controllers[b] if controllers is not None else None)
+    if len(redo):
+        # the general path steps the System itself: its own state is put back afterwards
+        saved = (system.q.copy(), system.dq.copy(), system.u.copy(), system.t)
+        try:
+            for b in redo:
+                _general_copy(b, system, controllers, callback, keys[b], in_idx, limits[b],
+                              int(delay[b]), q0[b], dq0[b], t0, dt, nsteps, tolerance,
+                              max_iterations, goal_q, goal_tol, goal_vtol, angles,
+                              target is not None, record_every, out)
+                path[b] = 'general'
+        finally:
+            system.set_state(q=saved[0], dq=saved[1], u=saved[2], t=saved[3])
     result = out.result(t0, dt, path, target is not None)
     result.wall_time = time.perf_counter() - start
     return result
@@ -371,6 +367,21 @@ def _run_compiled(stepper, Ftab, plant_row, ctrl_row, q0, dq0, t0, dt, nsteps, t
                        out.rec_t)
     finally:
         numba.set_num_threads(previous)
+
+
+def _general_copy(b, system, controllers, callback, key, in_idx, limits, delay, q0, v0, t0,
+                  dt, nsteps, tol, max_iter, goal_q, goal_tol, goal_vtol, angles,
+                  has_target, record_every, out):
+    """Copy b on the general path with its controller and model parameters."""
+    controller, law = None, callback
+    if controllers is not None:
+        controller = controllers[b]
+        controller.reset()
+        law = lambda t, q, v: controller.compute(q, v).u     # noqa: E731
+    with parameters.applied(system, key):
+        _run_general(b, system, law, in_idx, callback is not None, limits, delay, q0, v0,
+                     t0, dt, nsteps, tol, max_iter, goal_q, goal_tol, goal_vtol, angles,
+                     has_target, record_every, out, controller)
 
 
 def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, dt, nsteps,
