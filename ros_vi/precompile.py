@@ -1,7 +1,7 @@
 """Compile (and cache on disk) every numba kernel ros_vi uses, so no later process pays it.
 
-numba compiles a kernel on its first call (about 15-30 s for all of ros_vi's on a 2-core
-machine) and caches the machine code next to the module (``__pycache__``); later processes
+numba compiles a kernel on its first call (about 2 minutes for all of ros_vi's on a 2-core
+machine, most of it the batched rollout loop) and caches the machine code next to the module (``__pycache__``); later processes
 load it in well under a second.  ``scripts/setup_env.sh`` runs this once after installing,
 so tests, the demo and ROS nodes start warm.
 
@@ -72,6 +72,14 @@ def precompile():
     one = np.zeros(1, dtype=np.int64)
     kernel.separation_rates_into(S, model.frame_anc, one, one + model.nf - 1, np.zeros((1, 3)),
                                  np.ones((1, 3)), np.ones((1, 3)), np.zeros((1, model.nt)))
+    # batched rollouts (ros_vi.rollout): the parallel loop with a compiled law, and the
+    # reductions the general path calls from Python
+    from ros_vi.control.presets import DEMOS
+    demo = DEMOS['pendulum']
+    controller = demo.controller(demo.model(), dt=0.01)
+    for compiled in (True, False):
+        trep.rollout(demo.model(), np.zeros((2, 1)), np.zeros((2, 1)), controller, 0.02, 0.01,
+                     target=trep.Target(goal=[np.pi]), record_every=1, compiled=compiled)
     return time.perf_counter() - start
 
 
