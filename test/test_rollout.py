@@ -317,6 +317,9 @@ def test_controller_arguments_are_checked(pendulum):
     with pytest.raises(ValueError, match='its own System'):
         ros_vi.rollout(controller.system, np.zeros((1, 1)), np.zeros((1, 1)), controller,
                        0.1, DT)
+    with pytest.raises(ValueError, match='designed for dt = 0.01 s, the rollout steps dt = '
+                                         '0.001 s'):
+        ros_vi.rollout(plant, np.zeros((1, 1)), np.zeros((1, 1)), controller, 0.1, 0.001)
     with pytest.raises(ValueError, match='controller must be None'):
         ros_vi.rollout(plant, np.zeros((1, 1)), np.zeros((1, 1)), 3.0, 0.1, DT)
 

@@ -219,6 +219,11 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
             if c.system is system:
                 raise ValueError('give the plant its own System: the controller uses its '
                                  'system as scratch space')
+            if abs(c.dt - dt) > 1e-12 * dt:
+                # an LQR's gains and an equilibrium's momentum belong to its design step
+                raise ValueError('controller %s is designed for dt = %g s, the rollout steps '
+                                 'dt = %g s: design it with dt=%g'
+                                 % (type(c).__name__, c.dt, dt, dt))
         input_names = list(controllers[0].input_names)
         in_idx = np.array([system.get_input(name).index for name in input_names],
                           dtype=np.int64)
