@@ -273,8 +273,16 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
                                                         stepper.packed_structure()):
                         raise ValueError('the controller model differs in structure from the '
                                          'plant (frames, configs, forces)')
-                    own[id(c.system)] = len(Ftab)
-                    Ftab.append(st.packed_constants())
+                    constants = st.packed_constants()
+                    # a controller whose model equals the plant's (the usual case) shares its
+                    # row: the loop then reuses the plant's node terms (M, v, energy)
+                    # instead of evaluating the kernel a second time
+                    same = [r for r, F in enumerate(Ftab) if np.array_equal(F, constants)]
+                    if same:
+                        own[id(c.system)] = same[0]
+                    else:
+                        own[id(c.system)] = len(Ftab)
+                        Ftab.append(constants)
                 ctrl_row[b] = own[id(c.system)]
         law_ints, law_table, law_row = packed_law if packed_law is not None else (
             np.zeros(0, dtype=np.int64), np.zeros((1, 1)), np.zeros(B, dtype=np.int64))
