@@ -464,7 +464,7 @@ chunk_size: 16
     assert 'samples:     60 (4 chunks: 4 computed, 0 on disk already)' in stdout
     assert 'failures:    %d (did not run to the end)' % failed in stdout
     assert "parameter 'damping.theta' must be >= 0" in stdout
-    assert 'steps/s' in stdout and 'wall time:' in stdout
+    assert 'steps/s' in stdout and 'serial (this process)' in stdout
     for name in ('sweep.json', 'spec.json', 'basin.png', 'histograms.png'):
         assert (out / name).stat().st_size > 0, name
     assert 'plot: %s' % (out / 'basin.png') in stdout
@@ -478,9 +478,11 @@ chunk_size: 16
     red = np.all(np.abs(basin - [214, 39, 40]) < 4, axis=2).sum()
     assert (red > 50) == bool(both_failed)
 
-    # rerun: everything on disk already
-    status, stdout, _ = ros_vi_cli(spec, '--out', out, '--serial', '--no-progress')
+    # rerun: everything on disk already, no cluster to start
+    status, stdout, _ = ros_vi_cli(spec, '--out', out, '--no-progress')
     assert status == 0 and '0 computed, 4 on disk already' in stdout
+    assert 'every chunk was on disk already' in stdout
+    assert 'failures:    %d (did not run to the end)' % failed in stdout
 
 
 def test_cli_refuses_a_bad_spec_and_another_specs_directory(tmp_path):

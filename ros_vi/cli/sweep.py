@@ -34,7 +34,9 @@ def add_arguments(parser):
     parser.add_argument('--workers', type=int, default=None, metavar='N',
                         help='local worker processes (default: the cores); with --scheduler: '
                              'wait until N workers are connected')
-    parser.add_argument('--no-progress', dest='progress', action='store_false', default=True,
+    parser.add_argument('--progress', dest='progress', action='store_true', default=None,
+                        help='show the progress bar even when not on a terminal')
+    parser.add_argument('--no-progress', dest='progress', action='store_false',
                         help='no progress bar')
     parser.add_argument('--plot', action='store_true',
                         help='also write DIR/basin.png (two grid axes) and/or '
@@ -54,8 +56,11 @@ def run(args):
           '%g s each' % (spec.model, spec.controller, spec.n_samples, _shape(spec),
                          spec.n_chunks, spec.chunk_size, spec.dt, spec.duration))
     try:
+        # the bar goes to stdout with Dask, stderr when serial: on when that is a terminal
+        stream = sys.stderr if args.serial else sys.stdout
+        progress = stream.isatty() if args.progress is None else args.progress
         result = run_sweep(spec, args.out, scheduler=scheduler, workers=args.workers,
-                           progress=args.progress)
+                           progress=progress)
     except ValueError as err:
         raise CommandError(str(err)) from None
     except OSError as err:
@@ -92,8 +97,13 @@ def _summary(result):
             print('    %d x %s' % (count, message))
     if result.failed_chunks:
         print('  failed chunks: %s' % ', '.join(str(i) for i, _ in result.failed_chunks))
-    print('  wall time:   %.3g s on %s (%d worker%s); %d steps, %.3g steps/s'
-          % (result.wall_time, result.scheduler, result.workers,
-             '' if result.workers == 1 else 's', result.steps, result.steps_per_second))
+    if result.computed:
+        where = ('serial (this process)' if result.scheduler == 'serial' else
+                 'on %s (%d worker%s)' % (result.scheduler, result.workers,
+                                          '' if result.workers == 1 else 's'))
+        print('  wall time:   %.3g s %s; %d steps, %.3g steps/s'
+              % (result.wall_time, where, result.steps, result.steps_per_second))
+    else:
+        print('  wall time:   %.3g s (every chunk was on disk already)' % result.wall_time)
     print('results: %s' % result.out_dir.rstrip('/') + '/results.npz')
     sys.stdout.flush()

@@ -327,6 +327,9 @@ def run_sweep(spec, out_dir, scheduler=None, workers=None, progress=True):
     where = 'serial'
     if scheduler == 'serial':
         _run_serial(spec, todo, on_result, progress)
+    elif not todo:
+        where = 'nothing to run (every chunk on disk)'
+        n_workers = 0
     else:
         from dask.distributed import Client, LocalCluster
         cluster = None
