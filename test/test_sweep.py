@@ -153,6 +153,28 @@ def test_urdf_file_model_with_lqr(tmp_path):
     assert np.all(eff[:, 1] < eff[:, 0])
 
 
+def test_a_urdf_with_a_ros2_control_block_runs_with_plant_parameters():
+    # the plant with other damping is a deep copy of the imported System: its ros2_control
+    # blocks (read-only mappings) must copy, and pickle for the Dask workers
+    import copy
+    import pickle
+    spec = load_spec({'model': 'arm7', 'controller': 'lqr', 'dt': 0.005, 'duration': 0.2,
+                      'grid': {'q0.joint_2': {'values': [0.0, 0.1]},
+                               'damping.joint_2': {'values': [0.5, 2.0]}}})
+    out = run_chunk(spec, 0)
+    assert out['ok'].all(), out['error']
+    assert (out['path'] == 'compiled').all()
+    # the LQR (no target: designed about the start) holds q = 0; 0.1 rad away takes more
+    assert np.all(out['max_effort'][2:, 1] > out['max_effort'][:2, 1])
+    from ros_vi.sweep.spec import build_model, resolve_model
+    system = build_model(*resolve_model('arm7', ROOT)[:3])
+    for other in (copy.deepcopy(system), pickle.loads(pickle.dumps(system))):
+        assert other.urdf.ros2_control == system.urdf.ros2_control
+        assert other.urdf.joint_controls == system.urdf.joint_controls
+        with pytest.raises(TypeError):
+            other.urdf.ros2_control[0].joints['joint_1'] = None
+
+
 # ------------------------------------------------------------------ the sample table
 
 def test_grid_product_size_and_order():
