@@ -242,6 +242,14 @@ def _run_dask(spec, todo, client, on_result, progress):
         sys.stdout.flush()
 
 
+def _cores():
+    """The cores this process may run on (the affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def _versions():
     import numba
     from .. import __version__
@@ -334,7 +342,7 @@ def run_sweep(spec, out_dir, scheduler=None, workers=None, progress=True):
         from dask.distributed import Client, LocalCluster
         cluster = None
         if scheduler is None:
-            n = int(workers or os.cpu_count() or 1)
+            n = int(workers or _cores())
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                    dashboard_address=':0')
             client = Client(cluster)
@@ -342,9 +350,10 @@ def run_sweep(spec, out_dir, scheduler=None, workers=None, progress=True):
         else:
             client = Client(scheduler)
             where = str(scheduler)
+            n = int(workers or 0)
         try:
-            if workers and scheduler is not None:
-                client.wait_for_workers(int(workers))
+            if n:
+                client.wait_for_workers(n)
             n_workers = len(client.scheduler_info(n_workers=-1)['workers'])
             _run_dask(spec, todo, client, on_result, progress)
         finally:
