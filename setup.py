@@ -27,10 +27,11 @@ setup(
     ],
     # mcap: recordings (ros_vi.recording.mcap); pillow, trimesh, imageio-ffmpeg: ros-vi
     # animate (ros_vi.visual, ros_vi.urdf.shapes); coal, pyyaml: distance queries and their
-    # obstacle files (ros_vi.collision); viser: ros-vi view (ros_vi.visual.viewer)
+    # obstacle files (ros_vi.collision); viser: ros-vi view (ros_vi.visual.viewer);
+    # dask[distributed] (and pyyaml for the spec): ros-vi sweep (ros_vi.sweep)
     install_requires=['setuptools', 'numpy', 'scipy', 'numba', 'mcap>=1.1',
                       'mcap-ros2-support>=0.5,<0.7', 'pillow', 'trimesh', 'imageio-ffmpeg',
-                      'coal>=3.0', 'pyyaml', 'viser>=1.1'],
+                      'coal>=3.0', 'pyyaml', 'viser>=1.1', 'dask[distributed]>=2024.1'],
     zip_safe=True,
     maintainer='ros_vi maintainers',
     maintainer_email='ros_vi@example.com',

@@ -17,7 +17,7 @@ import sys
 __all__ = ['main', 'COMMANDS', 'CommandError']
 
 # the subcommands, in the order ``ros-vi --help`` lists them
-COMMANDS = ('info', 'simulate', 'plot', 'animate', 'view', 'distances', 'bench')
+COMMANDS = ('info', 'simulate', 'sweep', 'plot', 'animate', 'view', 'distances', 'bench')
 
 
 class CommandError(Exception):

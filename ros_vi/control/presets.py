@@ -3,7 +3,9 @@
 ``DEMOS[name]`` (name in 'pendulum', 'cartpole', 'acrobot') is a :class:`Demo`: how to build
 the model (``model()``, a fresh System each call), the swing-up-and-balance controller
 (``controller(system)``), the LQR alone (``lqr(system)``), the hanging start, the upright
-goal and the run length.  Gains are designed at construction from the model (never stored).
+goal and the run length.  Gains are designed at construction from the model (never stored);
+the factories' keyword arguments (``k_energy``, ``u_max``, ``Q``, ``R``, ``c_in``, ...) default
+to the demos' choices and let a parameter sweep (:mod:`ros_vi.sweep`) vary them.
 
 Models (urdf/README.md): ``pendulum`` is trep's tutorial pendulum (urdf/pendulum.urdf with
 gravity 9.8 and the tutorial's |u| <= 5 N m instead of the URDF's 10 N m); ``cartpole``
@@ -57,28 +59,40 @@ PENDULUM_DT = 0.02
 PENDULUM_U_MAX = 5.0          # trep tutorial uMax [N m]
 
 
-def pendulum_lqr(system, dt=PENDULUM_DT):
-    return LQR(system, dt, {'theta': math.pi}, Q=[1.0, 1.0], R=1.0, u_max=PENDULUM_U_MAX)
+def pendulum_lqr(system, dt=PENDULUM_DT, Q=(1.0, 1.0), R=1.0, u_max=PENDULUM_U_MAX,
+                 horizon=None):
+    return LQR(system, dt, {'theta': math.pi}, Q=Q, R=R, u_max=u_max, horizon=horizon)
 
 
-def pendulum_controller(system, dt=PENDULUM_DT):
-    swing = PendulumSwingUp(system, dt, goal=[math.pi], k_energy=3.0, compensate=True,
-                            u_max=PENDULUM_U_MAX)
-    return SwingUpAndBalance(swing, pendulum_lqr(system, dt))
+def pendulum_controller(system, dt=PENDULUM_DT, k_energy=3.0, compensate=True, kick=None,
+                        u_max=PENDULUM_U_MAX, Q=(1.0, 1.0), R=1.0, c_in=None, c_out=None):
+    """trep's tutorial swing-up (energy gain ``k_energy``, damping compensation, |u| <=
+    ``u_max`` [N m]) handing over to :func:`pendulum_lqr` (``Q``, ``R``) in {V < c_in}."""
+    swing = PendulumSwingUp(system, dt, goal=[math.pi], k_energy=k_energy,
+                            compensate=compensate, kick=kick, u_max=u_max)
+    return SwingUpAndBalance(swing, pendulum_lqr(system, dt, Q=Q, R=R, u_max=u_max),
+                             c_in=c_in, c_out=c_out)
 
 
 # ---------------------------------------------------------------------- cart-pole
 CARTPOLE_DT = 0.01
 
 
-def cartpole_lqr(system, dt=CARTPOLE_DT):
-    return LQR(system, dt, {'cart': 0.0, 'pole': 0.0}, Q=[10.0, 100.0, 1.0, 1.0], R=0.1)
+def cartpole_lqr(system, dt=CARTPOLE_DT, Q=(10.0, 100.0, 1.0, 1.0), R=0.1, u_max=None,
+                 horizon=None):
+    return LQR(system, dt, {'cart': 0.0, 'pole': 0.0}, Q=Q, R=R, u_max=u_max,
+               horizon=horizon)
 
 
-def cartpole_controller(system, dt=CARTPOLE_DT):
-    swing = CartPoleSwingUp(system, dt, k_energy=30.0, a_max=10.0, k_x=1.0, k_v=2.0,
-                            kick_accel=5.0)
-    return SwingUpAndBalance(swing, cartpole_lqr(system, dt))
+def cartpole_controller(system, dt=CARTPOLE_DT, k_energy=30.0, a_max=10.0, k_x=1.0, k_v=2.0,
+                        kick_accel=5.0, u_max=None, Q=(10.0, 100.0, 1.0, 1.0), R=0.1,
+                        c_in=None, c_out=None):
+    """Energy-shaping cart swing-up handing over to :func:`cartpole_lqr`; ``u_max`` [N]
+    defaults to the cart's URDF effort limit."""
+    swing = CartPoleSwingUp(system, dt, k_energy=k_energy, a_max=a_max, k_x=k_x, k_v=k_v,
+                            kick_accel=kick_accel, u_max=u_max)
+    return SwingUpAndBalance(swing, cartpole_lqr(system, dt, Q=Q, R=R, u_max=u_max),
+                             c_in=c_in, c_out=c_out)
 
 
 # ---------------------------------------------------------------------- acrobot
@@ -95,18 +109,22 @@ ACROBOT_R = 1.0
 ACROBOT_C_IN = 300.0
 
 
-def acrobot_lqr(system, dt=ACROBOT_DT):
-    return LQR(system, dt, {'shoulder': math.pi, 'elbow': 0.0}, Q=ACROBOT_Q, R=ACROBOT_R)
+def acrobot_lqr(system, dt=ACROBOT_DT, Q=tuple(ACROBOT_Q), R=ACROBOT_R, u_max=None,
+                horizon=None):
+    return LQR(system, dt, {'shoulder': math.pi, 'elbow': 0.0}, Q=Q, R=R, u_max=u_max,
+               horizon=horizon)
 
 
-def acrobot_controller(system, dt=ACROBOT_DT):
+def acrobot_controller(system, dt=ACROBOT_DT, k_p=5.0, k_d=5.0, k_energy=0.5, den_min=0.1,
+                       kick_accel=20.0, u_max=None, Q=tuple(ACROBOT_Q), R=ACROBOT_R,
+                       c_in=ACROBOT_C_IN, c_out=None):
     """Spong's energy-based PFL swing-up (k_p = 5, k_d = 5, k_energy = 0.5) and the LQR catch
-    inside {V < 300} (leave above 600).  On the shipped acrobot (elbow <= 20 N m) it is
-    upright (|q - q̄| < 0.05) from 6.7 s on."""
-    swing = AcrobotSwingUp(system, dt, k_p=5.0, k_d=5.0, k_energy=0.5, den_min=0.1,
-                           kick_accel=20.0)
-    return SwingUpAndBalance(swing, acrobot_lqr(system, dt), c_in=ACROBOT_C_IN,
-                             c_out=2.0 * ACROBOT_C_IN)
+    inside {V < 300} (leave above ``c_out``, default 2 ``c_in``).  On the shipped acrobot
+    (elbow <= 20 N m) it is upright (|q - q̄| < 0.05) from 6.7 s on."""
+    swing = AcrobotSwingUp(system, dt, k_p=k_p, k_d=k_d, k_energy=k_energy, den_min=den_min,
+                           kick_accel=kick_accel, u_max=u_max)
+    return SwingUpAndBalance(swing, acrobot_lqr(system, dt, Q=Q, R=R, u_max=u_max),
+                             c_in=c_in, c_out=2.0 * c_in if c_out is None else c_out)
 
 
 @dataclass

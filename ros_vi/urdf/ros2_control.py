@@ -20,7 +20,7 @@ error with ``strict=True``).
 """
 import math
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from collections.abc import Mapping as _MappingABC
 from typing import Mapping, Optional, Tuple
 
 from .errors import URDFError
@@ -38,8 +38,30 @@ _BLOCK_CHILDREN = ('hardware', 'properties', 'joint', 'sensor', 'gpio', 'transmi
 _NUMERIC_PARAMS = ('min', 'max', 'initial_value')
 
 
+class _FrozenMapping(_MappingABC):
+    """A read-only mapping over its own dict.  Not ``types.MappingProxyType``: that one cannot
+    be copied or pickled, and a System holding a URDF robot is deep-copied (a rollout's plant
+    with other masses or damping) and sent to other processes (sweeps)."""
+    __slots__ = ('_items',)
+
+    def __init__(self, mapping=()):
+        self._items = dict(mapping)
+
+    def __getitem__(self, key):
+        return self._items[key]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self):
+        return len(self._items)
+
+    def __repr__(self):
+        return 'frozen(%r)' % (self._items,)
+
+
 def _frozen(mapping=()):
-    return MappingProxyType(dict(mapping))
+    return _FrozenMapping(mapping)
 
 
 @dataclass(frozen=True)
