@@ -6,11 +6,11 @@ Two paths, one answer:
   (built-in potentials and forces, no constraints, no kinematic configs) and the controller
   is None or a shipped law with a compiled form (:mod:`ros_vi.control.compiled`).  All copies
   run in one numba call, parallel over the cores (:mod:`ros_vi.integrators.batch_loop`).
-* **general**: anything else -- a Python callable as controller, a cart-pole swing-up
-  object, a model with constraints or custom forces -- runs copy after copy on
-  :class:`~ros_vi.integrators.MidpointVI` with the controller called from Python.  A copy
-  whose compiled step fails after the momentum retry is re-run here too, where the
-  integrator can also subdivide the step.
+* **general**: anything else -- a Python callable as controller, a controller class
+  without a compiled law, a model with constraints or custom forces -- runs copy after
+  copy on :class:`~ros_vi.integrators.MidpointVI` with the controller called from
+  Python.  A copy whose compiled step fails after the momentum retry is re-run here too,
+  where the integrator can also subdivide the step.
 
 Both follow the tick of :func:`ros_vi.simulation.simulate` (the loop the simulator node
 runs): sample ``(q_k, v_k = M(q_k)^-1 p_k)``, controller, clip, one VI step; so a rollout copy,

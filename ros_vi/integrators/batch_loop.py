@@ -109,6 +109,8 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
     applied = np.zeros(nu)
     ring = np.zeros((delay + 1, m))
     balancing = np.zeros(1, dtype=np.int64)
+    # the controller model's kernel at the state, for the laws that linearise through it
+    law_dyn = (model_c, ks, qm, vm, zero, Md, Mc, np.empty((nd, 2)), np.empty((3, nd)))
     # initialize_from_state(t0, q0, M(q0) v0): history (t0, q0), no energy anchor
     for i in range(nq):
         q[i] = q0[i]
@@ -158,7 +160,7 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
             else:
                 Tc, Vc = momentum_energy(model_c, ks, qm, zero, Md, q, v, pc, scratch, Mc)
                 energy = Tc + Vc
-            control_law(law_ints, law_row, balancing, q, v, pc, energy, u, x)
+            control_law(law_ints, law_row, balancing, q, v, pc, energy, u, x, law_dyn)
         # the delay line: row k % (delay + 1) holds the output of tick k until k + delay
         for a in range(m):
             ring[k % (delay + 1), a] = u[a]
