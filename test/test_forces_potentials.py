@@ -478,3 +478,16 @@ def test_simulation_energy_decreases_with_damper():
     # midpoint rule's O(dt^2) energy oscillation (< 1e-6 of the dissipated energy)
     assert np.diff(energy[::5]).max() < 0.0
     assert np.diff(energy).max() <= 1e-6 * dissipated
+
+
+def test_damping_coefficients_survive_a_deep_copy_and_a_structure_change():
+    import copy
+    system = trep.System()
+    system.import_frames([rx('a', mass=[1.0, 0.1, 0.1, 0.1]), [
+        tz(-1.0), [ry('b', mass=[1.0, 0.1, 0.1, 0.1])]]])
+    damping = trep.forces.Damping(system, 0.1, {'b': 2.5})
+    other = copy.deepcopy(system)
+    other.get_config('b').frame.set_inertia(2.0, np.diag([0.2, 0.2, 0.2]))   # a new model
+    np.testing.assert_array_equal(other.forces[0].coefficient_vector(), [0.1, 2.5])
+    assert other.forces[0].get_damping_coefficient('b') == 2.5
+    np.testing.assert_array_equal(damping.coefficient_vector(), [0.1, 2.5])

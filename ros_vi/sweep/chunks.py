@@ -1,6 +1,5 @@
 """One chunk of a sweep: its samples as one :func:`ros_vi.rollout` call, and the per-sample
 reductions it returns (what a Dask task computes; plain numpy arrays, no Systems)."""
-import copy
 import os
 import socket
 import time
@@ -84,7 +83,7 @@ def run_chunk(spec, index, threads=1):
     message (``chunk_error``) and nothing is raised.
     """
     from ..batch import Target, rollout
-    from .spec import controller_factory
+    from .spec import build_model, controller_factory
     started = time.perf_counter()
     table = spec.chunk_table(index)
     out = empty_chunk(spec, table)
@@ -121,9 +120,10 @@ def run_chunk(spec, index, threads=1):
                     kwargs = dict(spec.controller_params)
                     kwargs.update({k: v for (k, _), v in zip(ctrl_axes, key)})
                     try:
-                        # the controller works on its own copy of the model
-                        designs[key] = factory(copy.deepcopy(system), spec.dt, goal,
-                                               **kwargs)
+                        # the controller works on its own instance of the model
+                        designs[key] = factory(build_model(spec.demo, spec.urdf_text,
+                                                           spec.base_dir),
+                                               spec.dt, goal, **kwargs)
                     except Exception as err:          # a design the values do not allow
                         designs[key] = 'controller design failed (%s): %s: %s' % (
                             ', '.join('controller.%s = %g' % (k, v)

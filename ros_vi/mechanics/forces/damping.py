@@ -45,6 +45,9 @@ class Damping(AffineForce):
         self._structure_updated()
 
     def _structure_updated(self):
+        # keyed by identity: re-key from the stored configs, so a deep copy of the
+        # System (whose configs are new objects) keeps its coefficients
+        self._coefficients = {id(c): (c, value) for c, value in self._coefficients.values()}
         configs = self._system.configs
         self._c = np.array([self.get_damping_coefficient(c) for c in configs], dtype=float)
         if not np.all(np.isfinite(self._c)):
