@@ -368,8 +368,10 @@ def _run_compiled(stepper, Ftab, plant_row, ctrl_row, q0, dq0, t0, dt, nsteps, t
                   goal_vtol, angles, has_target, record_every, out, threads):
     import numba
     previous = numba.get_num_threads()
-    if threads is not None:
-        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    wanted = previous if threads is None else int(threads)
+    # no more threads than copies: an idle thread of the pool spin-waits, which made a
+    # single copy on two threads 10x slower
+    numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS, q0.shape[0])))
     try:
         loop.run_batch(stepper.packed_structure(), stepper.new_work(), Ftab, plant_row, ctrl_row, q0,
                        np.ascontiguousarray(dq0[:, :stepper.nd]), t0, dt, nsteps, tol,
