@@ -21,6 +21,7 @@ import numpy as np
 
 from . import CommandError
 from .models import import_model, resolve_model
+from .options import add_progress_arguments, show_progress
 
 HELP = 'simulate a model offline, record it (npz, csv, MCAP), plot it'
 
@@ -54,10 +55,7 @@ def add_arguments(parser):
     parser.add_argument('--animate', default=None, metavar='FILE',
                         help='animation of the robot (.gif or .mp4; ros-vi animate with its '
                              'defaults)')
-    parser.add_argument('--progress', dest='progress', action='store_true', default=None,
-                        help='show the progress bar even when not on a terminal')
-    parser.add_argument('--no-progress', dest='progress', action='store_false',
-                        help='no progress bar')
+    add_progress_arguments(parser)
 
 
 def start_state(spec, gravity, dt, initial):
@@ -184,8 +182,7 @@ def run(args):
     except (OSError, ValueError) as err:
         raise CommandError(str(err)) from None
     memory = RecordingWriter(None, source.text, metadata)       # what --plot draws
-    progress = Progress(duration, dt, sys.stderr.isatty() if args.progress is None
-                        else args.progress)
+    progress = Progress(duration, dt, show_progress(args, sys.stderr))
     status, failure, wall = 0, None, time.perf_counter()
 
     def observe(sim, state):

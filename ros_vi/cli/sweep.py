@@ -17,6 +17,7 @@ import sys
 import numpy as np
 
 from . import CommandError
+from .options import add_progress_arguments, show_progress
 
 HELP = 'run a parameter sweep (grid and Monte-Carlo) on Dask, results in one npz'
 
@@ -34,10 +35,7 @@ def add_arguments(parser):
     parser.add_argument('--workers', type=int, default=None, metavar='N',
                         help='local worker processes (default: the cores); with --scheduler: '
                              'wait until N workers are connected')
-    parser.add_argument('--progress', dest='progress', action='store_true', default=None,
-                        help='show the progress bar even when not on a terminal')
-    parser.add_argument('--no-progress', dest='progress', action='store_false',
-                        help='no progress bar')
+    add_progress_arguments(parser)
     parser.add_argument('--plot', action='store_true',
                         help='also write DIR/basin.png (two grid axes) and/or '
                              'DIR/histograms.png (random part)')
@@ -58,7 +56,7 @@ def run(args):
     try:
         # the bar goes to stdout with Dask, stderr when serial: on when that is a terminal
         stream = sys.stderr if args.serial else sys.stdout
-        progress = stream.isatty() if args.progress is None else args.progress
+        progress = show_progress(args, stream)
         result = run_sweep(spec, args.out, scheduler=scheduler, workers=args.workers,
                            progress=progress)
     except ValueError as err:
