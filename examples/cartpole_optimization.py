@@ -35,7 +35,7 @@ import numpy as np
 import ros_vi as trep
 import ros_vi.discopt as discopt
 from ros_vi import rx, ty, tz
-from ros_vi.control import closed_loop
+from ros_vi.simulation import closed_loop
 from ros_vi.control.handover import SwingUpAndBalance
 from ros_vi.control.lqr import LQR
 from ros_vi.control.swingup import CartPoleSwingUp

@@ -50,8 +50,8 @@ def _isolate_ros_environment():
 
 def settle_time(run, goal, q_tol, v_tol):
     """First time after which every sample is within the tolerances (nan if the last is
-    not); see ros_vi.control.settle_time."""
-    from .control import settle_time as _settle
+    not); see ros_vi.simulation.settle_time."""
+    from .simulation import settle_time as _settle
     return _settle(run, goal, q_tol, v_tol)
 
 

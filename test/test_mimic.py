@@ -316,6 +316,6 @@ def test_simulation_publishes_mimic_joints_in_states_and_tf():
     moving = {child: g for _, child, g in sim.link_transforms()}
     assert {'a', 'b', 'c', 'd'} <= set(moving)
     robot = system.urdf
-    with system.evaluate_at(sim._out):
+    with system.evaluate_at(sim.output_data()):
         a, c = robot.link_pose('a'), robot.link_pose('c')
     assert np.abs(np.linalg.inv(a) @ c - moving['c']).max() < 1e-12

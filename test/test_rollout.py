@@ -12,7 +12,7 @@ import pytest
 
 import ros_vi
 from ros_vi import MidpointVI
-from ros_vi.control import settle_time
+from ros_vi.simulation import settle_time
 from ros_vi.control.base import wrap_angles
 from ros_vi.control.presets import DEMOS, urdf_path
 from ros_vi.mechanics import dynamics

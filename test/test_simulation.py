@@ -231,7 +231,11 @@ def test_joints_not_named_keep_their_command():
 
 def test_saturation_both_signs():
     sim = Simulation.from_urdf_file(urdf('cartpole'), rate=500.0)
-    sim.set_commands({'cart': 1e6, 'pole': 3.0})
+    # the pole is passive (effort limit 0): a command naming it is refused, as the node does
+    with pytest.raises(ValueError, match="joint 'pole' has effort limit 0: it cannot take any "
+                                         "command"):
+        sim.set_commands({'cart': 1e6, 'pole': 3.0})
+    sim.set_commands({'cart': 1e6})
     sim.tick()
     np.testing.assert_array_equal(sim.state().efforts, [30.0, 0.0])
     sim.set_commands({'cart': -45.0})
@@ -279,9 +283,9 @@ def test_reused_inputs_equal_the_timeout_law_at_every_tick(decay):
     limits = sim.effort_limits
 
     def law(t):
-        over = (t - sim._cmd_time) - 0.05
+        over = (t - sim.commands.command_times()) - 0.05
         scale = np.clip(1.0 - over / decay, 0.0, 1.0) if decay else (over <= 1e-12)
-        return np.clip(sim._cmd, -limits, limits) * scale
+        return np.clip(sim.commanded(), -limits, limits) * scale
 
     for k in range(60):
         if k % 7 in (0, 3):

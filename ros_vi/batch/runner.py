@@ -52,7 +52,7 @@ class Target:
     for the ``configs`` (names or indices; default all).  ``goal (nQ,)`` [rad or m];
     tolerances scalars or one per selected config.  ``time_to_target`` is the first sample
     time after which every later sample is inside (nan if the last one is outside), the
-    rule of :func:`ros_vi.control.settle_time`."""
+    rule of :func:`ros_vi.simulation.settle_time`."""
     goal: object
     q_tol: object = 0.05
     v_tol: object = 0.1

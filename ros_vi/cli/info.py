@@ -11,12 +11,9 @@ import sys
 
 import numpy as np
 
-from .models import import_model, resolve_model
+from .models import resolve_model, setup_model
 
 HELP = 'links, joints, limits, command interfaces, masses and importer warnings of a model'
-# what the simulator offers a joint with a non-zero effort limit that no <ros2_control>
-# block lists
-DEFAULT_COMMAND_INTERFACES = ('effort', 'position', 'velocity')
 
 
 def add_arguments(parser):
@@ -29,10 +26,10 @@ def add_arguments(parser):
 def describe(source):
     """The facts ``ros-vi info`` prints, as a dict of plain values (SI units)."""
     from ..urdf.parse import parse_xml, read_description
-    system, quirks = import_model(source)
+    setup = setup_model(source)
+    system, quirks = setup.system, [str(q) for q in setup.warnings]
     robot = system.urdf
     description = read_description(parse_xml(source.text, source.path), source.path)
-    actuated = dict(zip(robot.input_joint_names, robot.input_effort_limits))
     controls = robot.joint_controls
     joints = []
     for j in description.joints:
@@ -46,12 +43,10 @@ def describe(source):
         else:
             role = 'dynamic'
         control = controls.get(j.name)
-        if control is not None:
-            interfaces, origin = list(control.command_interfaces), 'ros2_control'
-        elif actuated.get(j.name, 0.0) != 0.0:
-            interfaces, origin = list(DEFAULT_COMMAND_INTERFACES), 'default'
-        else:
-            interfaces, origin = [], None
+        # the simulator's own table: what the node and `ros-vi simulate` offer the joint
+        offered = setup.interfaces.get(j.name)
+        interfaces = list(offered.interfaces) if offered is not None else []
+        origin = offered.source if offered is not None else None
         joints.append({
             'name': j.name, 'type': j.type, 'parent': j.parent, 'child': j.child,
             'axis': [float(a) for a in info.axis] if info.moving else None,

@@ -7,8 +7,8 @@ import warnings
 from .. import resources
 from . import CommandError
 
-__all__ = ['ModelSource', 'shipped_names', 'resolve_model', 'import_model', 'SHIPPED_GRAVITY',
-           'read_recording']
+__all__ = ['ModelSource', 'shipped_names', 'resolve_model', 'setup_model', 'import_model',
+           'SHIPPED_GRAVITY', 'read_recording']
 
 # gravity [m/s^2] of the shipped models as the demos use them (trep's tutorial pendulum: 9.8)
 SHIPPED_GRAVITY = {'pendulum': 9.8}
@@ -66,24 +66,32 @@ def resolve_model(spec):
         return ModelSource(spec, path, fh.read(), True)
 
 
-def import_model(source, gravity=None, **options):
-    """``(system, warnings)``: the System of ``source`` (gravity |g| [m/s^2] along -z, default
-    :attr:`ModelSource.default_gravity`; relative mesh paths against the file's folder) and
-    the importer's tolerated quirks as strings.  CommandError on a URDF the importer
-    refuses."""
-    from ..urdf import URDFError, import_urdf
+def setup_model(source, gravity=None, **options):
+    """The :class:`ros_vi.simulation.RobotSetup` of ``source``, as the simulator node sets a
+    robot up (the ``<ros2_control>`` block's interfaces, bounds and initial state): gravity
+    |g| [m/s^2] along -z (default :attr:`ModelSource.default_gravity`), relative mesh paths
+    against the file's folder, ``options`` for :func:`ros_vi.urdf.import_urdf`.
+    CommandError on a URDF the importer refuses."""
+    from ..simulation import setup_robot
+    from ..urdf import URDFError
     g = source.default_gravity if gravity is None else float(gravity)
     if not math.isfinite(g):
         raise CommandError('gravity must be finite, got %r' % gravity)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')          # the quirks are reported from robot.warnings
         try:
-            system = import_urdf(source.text, gravity=(0.0, 0.0, -g),
-                                 base_dir=os.path.dirname(os.path.abspath(source.path)),
-                                 **options)
-        except URDFError as err:
+            return setup_robot(source.text, gravity=(0.0, 0.0, -g),
+                               base_dir=os.path.dirname(os.path.abspath(source.path)),
+                               import_options=options)
+        except (URDFError, ValueError) as err:
             raise CommandError('%s: %s' % (source.path, err)) from None
-    return system, [str(q) for q in system.urdf.warnings]
+
+
+def import_model(source, gravity=None, **options):
+    """``(system, warnings)`` of :func:`setup_model`: the System and the importer's tolerated
+    quirks as strings."""
+    setup = setup_model(source, gravity, **options)
+    return setup.system, [str(q) for q in setup.warnings]
 
 
 def read_recording(path):

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from . import CommandError
-from .models import import_model, resolve_model
+from .models import import_model, resolve_model, setup_model
 from .options import add_progress_arguments, show_progress
 
 HELP = 'simulate a model offline, record it (npz, csv, MCAP), plot it'
@@ -58,23 +58,34 @@ def add_arguments(parser):
     add_progress_arguments(parser)
 
 
-def start_state(spec, gravity, dt, initial):
-    """What ``simulate`` and ``view`` start from: (source, plant, demo or None, dt [s], q0
-    (nQ,)): the model of ``spec`` (its importer quirks printed as warnings), a shipped
-    demo's time step and start state unless ``dt`` or ``initial`` (['joint=value', ...])
-    say otherwise."""
+def start_state(spec, gravity, dt, initial, velocity=()):
+    """What ``simulate`` and ``view`` start from: (source, setup, demo or None, dt [s], q0
+    (nQ,), v0 (nQ,)): the model of ``spec`` set up as the simulator node sets it up
+    (:class:`ros_vi.simulation.RobotSetup`; its importer quirks printed as warnings), a
+    shipped demo's time step and start state, else the ``<ros2_control>`` block's initial
+    values, unless ``dt``, ``initial`` or ``velocity`` (['joint=value', ...]) say
+    otherwise."""
     from ..control import DEMOS         # numba kernels: loaded once a model is asked for
     source = resolve_model(spec)
-    plant, quirks = import_model(source, gravity)
-    for q in quirks:
+    setup = setup_model(source, gravity)
+    plant = setup.system
+    for q in setup.warnings:
         print('warning: %s' % q, file=sys.stderr)
     demo = DEMOS.get(source.name) if source.shipped else None
     dt = dt or (demo.dt if demo is not None else DEFAULT_DT)
-    q0 = np.array(demo.start if demo is not None else plant.q, dtype=float)
     names = [c.name for c in plant.configs]
+    q0 = np.array(demo.start if demo is not None else plant.q, dtype=float)
+    v0 = np.zeros(plant.nQ)
+    if demo is None:
+        for i, x in setup.initial_positions.items():
+            q0[names.index(i)] = x
+        for i, x in setup.initial_velocities.items():
+            v0[names.index(i)] = x
     for i, x in _assignments(initial, names, '--initial').items():
         q0[i] = x
-    return source, plant, demo, dt, q0
+    for i, x in _assignments(velocity, names, '--velocity').items():
+        v0[i] = x
+    return source, setup, demo, dt, q0, v0
 
 
 def _assignments(items, names, what):
@@ -163,14 +174,11 @@ def run(args):
             raise CommandError('--out %r: unknown file type (use %s)' % (path, ', '.join(FORMATS)))
     if args.animate and os.path.splitext(args.animate)[1].lower() not in ('.gif', '.mp4'):
         raise CommandError('--animate %r: unknown file type (use .gif or .mp4)' % args.animate)
-    source, plant, demo, dt, q0 = start_state(args.model, args.gravity, args.dt,
-                                              args.initial)
-    names = [c.name for c in plant.configs]
+    source, setup, demo, dt, q0, v0 = start_state(args.model, args.gravity, args.dt,
+                                                  args.initial, args.velocity)
+    plant = setup.system
     with_demo = demo is not None and args.controller != 'none'
     duration = args.duration or (demo.duration if with_demo else DEFAULT_DURATION)
-    v0 = np.zeros(plant.nQ)
-    for i, x in _assignments(args.velocity, names, '--velocity').items():
-        v0[i] = x
     controller, _ = _controller(args.controller, source,
                                 lambda: import_model(source, args.gravity)[0], dt, q0)
 
@@ -199,7 +207,10 @@ def run(args):
     print('ros-vi simulate: %s, controller %s, dt = %g s, %g s (%d steps)'
           % (source.name, args.controller, dt, duration, int(round(duration / dt))))
     try:
-        result = simulate(controller, plant, duration, q0, v0, dt=dt, observer=observe)
+        result = simulate(controller, plant, duration, q0, v0, dt=dt, observer=observe,
+                          command_interfaces=setup.command_interfaces,
+                          command_bounds=setup.command_bounds,
+                          drive_gains=setup.drive_gains or None)
     except ConvergenceError as err:
         result, failure, status = err.result, err, 1
     except (ValueError, FloatingPointError) as err:

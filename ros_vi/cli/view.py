@@ -210,9 +210,10 @@ class _Live:
 
 
 def _live(args):
-    from ..simulation import default_effort_limits
-    source, plant, demo, dt, q0 = start_state(args.target, args.gravity, args.dt,
-                                              args.initial)
+    from ..control import default_effort_limits
+    source, setup, demo, dt, q0, _ = start_state(args.target, args.gravity, args.dt,
+                                                 args.initial)
+    plant = setup.system
     names = [c.name for c in plant.configs]
     controller, _ = _controller(args.controller, source,
                                 lambda: import_model(source, args.gravity)[0], dt, q0)

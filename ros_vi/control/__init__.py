@@ -7,16 +7,15 @@
   (cost-to-go region with hysteresis).
 * :class:`JointTrajectory`, :class:`TrajectoryFollower` -- the JointTrajectoryController's
   interpolation, start, replacement and tolerance rules (docs/trajectories.md).
-* :func:`simulate` -- the closed loop in one process (it lives in :mod:`ros_vi.simulation`,
-  on the simulator node's loop, and is loaded from there on first use); :data:`DEMOS` -- the
-  shipped demos.
+* :data:`DEMOS` -- the shipped demos' models and controllers.
+
+The closed loop of a controller and a simulated plant is :func:`ros_vi.simulation.simulate`.
 """
 from .base import (ControlOutput, Controller, actuated_inputs, angle_mask,
                    default_effort_limits, wrap_angles)
 from .lqr import LQR, Equilibrium, find_equilibrium, linearize, lqr_gain
 from .swingup import AcrobotSwingUp, CartPoleSwingUp, PendulumSwingUp
 from .handover import SwingUpAndBalance
-from .closed_loop import ClosedLoopResult, settle_time, summarize
 from .joint_trajectory import (ErrorCode, Execution, JointTolerance, JointTrajectory, Outcome,
                                TrackingSample, TrajectoryError, TrajectoryFollower,
                                TrajectoryPoint)
@@ -26,15 +25,8 @@ __all__ = ['ControlOutput', 'Controller', 'actuated_inputs', 'default_effort_lim
            'angle_mask', 'wrap_angles',
            'LQR', 'Equilibrium', 'find_equilibrium', 'linearize', 'lqr_gain',
            'PendulumSwingUp', 'CartPoleSwingUp', 'AcrobotSwingUp', 'SwingUpAndBalance',
-           'ClosedLoopResult', 'simulate', 'settle_time', 'summarize', 'DEMOS', 'Demo',
+           'DEMOS', 'Demo',
            'pendulum_model', 'cartpole_model', 'acrobot_model',
            'ErrorCode', 'Execution', 'JointTolerance', 'JointTrajectory', 'Outcome',
            'TrackingSample', 'TrajectoryError', 'TrajectoryFollower', 'TrajectoryPoint']
 
-
-def __getattr__(name):
-    # simulate runs on ros_vi.simulation.Simulation, which imports this package
-    if name == 'simulate':
-        from ..simulation import simulate
-        return simulate
-    raise AttributeError('module %r has no attribute %r' % (__name__, name))

@@ -50,7 +50,7 @@ from . import conversions as conv
 from . import parameters, qos
 from .parameters import (ControllerParameters, LQRControllerParameters, ParameterError,
                          SwingUpControllerParameters)
-from .simulator_node import import_robot, run_node
+from .node_main import run_node
 
 # the parameters (names, defaults, descriptions, checks): the dataclasses of
 # ros_vi/ros/parameters.py; {name: (default, description)} here for launch files and tests
@@ -228,7 +228,7 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------------ parameters
     def _make_system(self, cfg):
-        return import_robot(cfg)[1]
+        return parameters.robot_setup(cfg).system
 
     def _describe(self):
         c, lqr = self.controller, self.lqr

@@ -7,7 +7,7 @@ in a private rclpy context and a namespace of their own, switched to lockstep wi
 ``real_time_factor`` 0: every state goes out on ``joint_states``, the controller answers on
 ``joint_commands`` with the state's stamp, and only then does the simulator tick.  So the run
 is as fast as the machine allows and deterministic (it equals the in-process loop
-:func:`ros_vi.control.simulate` to rounding).  A third node records ``joint_states`` and the
+:func:`ros_vi.simulation.simulate` to rounding).  A third node records ``joint_states`` and the
 controller's ``diagnostics`` (progress) and unpauses the simulator once everyone is matched.
 
 The caller sets the ROS environment (``ROS_DOMAIN_ID``, ``ROS_AUTOMATIC_DISCOVERY_RANGE``,

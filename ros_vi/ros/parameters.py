@@ -21,7 +21,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 
 __all__ = ['ParameterError', 'SimulatorParameters', 'ControllerParameters',
            'LQRControllerParameters', 'SwingUpControllerParameters', 'declare', 'read',
-           'update', 'table', 'ros_name']
+           'update', 'table', 'ros_name', 'robot_setup']
 
 
 class ParameterError(ValueError):
@@ -444,3 +444,22 @@ def update(cfg, params):
     for key, value in changes.items():
         setattr(cfg, key, value)
     return None
+
+
+# ---------------------------------------------------------------------- parameters -> robot
+def robot_setup(cfg, **options):
+    """The :class:`ros_vi.simulation.RobotSetup` of a node's robot parameters
+    (``robot_description`` or ``urdf_file`` with ``xacro_allowed_paths``, ``prefix``,
+    ``gravity``, ``strict_urdf``); ``options`` are further :func:`ros_vi.simulation.setup_robot`
+    keywords (initial state, interfaces, gains, trajectory joints), named like the node
+    parameters.  Raises :class:`ParameterError` naming the parameter, or
+    :class:`ros_vi.urdf.URDFError` naming it for a description the importer refuses."""
+    from ..simulation import OptionError, load_description, setup_robot
+    try:
+        text, base_dir, where = load_description(cfg.robot_description, cfg.urdf_file,
+                                                 cfg.xacro_allowed_paths)
+        return setup_robot(text, prefix=cfg.prefix, gravity=cfg.gravity,
+                           strict=cfg.strict_urdf, base_dir=base_dir,
+                           where='parameter ' + where, **options)
+    except OptionError as err:
+        raise ParameterError('parameter %s' % err) from None

@@ -13,7 +13,6 @@ Parameters: ``port`` (8080), ``host`` (127.0.0.1; 0.0.0.0 to serve other machine
 import sys
 import threading
 import time
-import warnings
 
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -23,22 +22,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from . import qos
-from .simulator_node import run_node
+from .node_main import run_node
 
-__all__ = ['ViewerNode', 'robot_view', 'serve_graph', 'main']
-
-
-def robot_view(server, urdf_text, logger, base_dir=None, frames=False):
-    """A :class:`ros_vi.visual.viewer.RobotView` whose geometry warnings (a mesh that cannot
-    be read is drawn as its frame) go to the node's log, once each, not to stderr."""
-    from ..visual.viewer import RobotView
-    from ..urdf import URDFWarning
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter('always', URDFWarning)
-        view = RobotView(server, urdf_text, base_dir=base_dir, frames=frames)
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        logger.warning('browser view: %s' % message)
-    return view
+__all__ = ['ViewerNode', 'serve_graph', 'main']
 
 
 class ViewerNode(Node):
@@ -74,8 +60,11 @@ class ViewerNode(Node):
                                % (host, port))
 
     def _on_description(self, msg):
+        from ..visual.viewer import robot_view
         try:
-            view = robot_view(self.server, msg.data, self.get_logger(), frames=self._frames)
+            view = robot_view(self.server, msg.data,
+                              lambda m: self.get_logger().warning('browser view: %s' % m),
+                              frames=self._frames)
         except ValueError as err:       # a malformed description: keep the robot drawn
             self.get_logger().error('robot_description refused: %s' % err)
             return

@@ -20,7 +20,7 @@ import numpy as np
 from ..conventions import rotations_to_quaternions
 from .playback import link_pose_track, load_robot
 
-__all__ = ['serve', 'RobotView', 'fit_camera', 'ViewerError', 'DEFAULT_PORT']
+__all__ = ['serve', 'RobotView', 'robot_view', 'fit_camera', 'ViewerError', 'DEFAULT_PORT']
 
 DEFAULT_PORT = 8080
 GRID_SIZE = 4.0         # [m] side of the ground grid
@@ -198,3 +198,17 @@ def fit_camera(server, view, samples=24, seed=0):
     server.initial_camera.position = tuple(fit.position)
     server.initial_camera.up = (0.0, 0.0, 1.0)
     return fit
+
+
+def robot_view(server, urdf_text, warn, base_dir=None, frames=False):
+    """A :class:`RobotView` whose geometry warnings (a mesh that cannot be read is drawn as
+    its frame) go to ``warn(message)`` once each (a node's logger), not to stderr: what
+    the simulator node's and the viewer node's views are built with."""
+    import warnings
+    from ..urdf import URDFWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', URDFWarning)
+        view = RobotView(server, urdf_text, base_dir=base_dir, frames=frames)
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        warn(message)
+    return view

@@ -1,13 +1,14 @@
 """Controller nodes closing the loop with the simulator node over real DDS, in lockstep
 (ros_vi.ros.demo_loop: both nodes on one executor, real_time_factor 0, isolated domain):
 the swing-ups reach and hold upright, the loop over topics equals the in-process loop
-(ros_vi.control.simulate) to 1e-9, and the LQR alone converges."""
+(ros_vi.simulation.simulate) to 1e-9, and the LQR alone converges."""
 import math
 
 import numpy as np
 import pytest
 
-from ros_vi.control import DEMOS, settle_time, simulate, wrap_angles
+from ros_vi.control import DEMOS, wrap_angles
+from ros_vi.simulation import settle_time, simulate
 from ros_vi.ros.demo_loop import run_loop
 
 

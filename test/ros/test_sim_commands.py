@@ -199,15 +199,15 @@ def test_commands_a_joint_cannot_take_are_refused_and_counted(probe):
         pub.publish(JointState(name=['shoulder'], effort=[1.0]))
         d = diag.wait(lambda m: int(kv(m)['rejected_commands']) >= 1,
                       what='the refusal on diagnostics')
-        assert "joint 'shoulder' cannot take commands (effort limit 0)" in \
+        assert "joint 'shoulder' has effort limit 0: it cannot take any command" in \
             kv(d)['last_rejection']
         probe.node.destroy_publisher(pub)
         probe.unsubscribe(diag)
     finally:
         code, out = acrobot.stop()
     assert code == 0, out
-    assert re.search(r"WARN.*rejected command: joint_commands: joint 'shoulder' cannot take "
-                     r"commands \(effort limit 0\)", out), out
+    assert re.search(r"WARN.*rejected command: joint_commands: command: joint 'shoulder' has "
+                     r"effort limit 0: it cannot take any command", out), out
 
 
 BLOCK = '''

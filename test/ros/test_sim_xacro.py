@@ -68,7 +68,7 @@ def test_xacro_allowed_paths_parameter(probe, files):
         Parameter('xacro_allowed_paths', value=[str(tmp_path / 'outside')])])
     try:
         assert node.cfg.xacro_allowed_paths == [str(tmp_path / 'outside')]
-        assert '<link name="SECRET_LINK"/>' in node._urdf_text
+        assert '<link name="SECRET_LINK"/>' in node.setup.text
         assert node.sim.joint_names == ['theta']
     finally:
         node.destroy_node()

@@ -1,0 +1,41 @@
+"""The console scripts' body, shared by every node (ros2/examples style): init, build the
+node, spin, shut down."""
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+__all__ = ['run_node']
+
+
+def run_node(factory, name, args=None):
+    """Run the node ``factory()`` (logger name ``name``) until shutdown; returns the exit
+    code.
+
+    Exit codes: 0 after a normal or signalled shutdown (also when the signal arrives while
+    the node is still being built), 2 when a parameter or the model is invalid (the message
+    names it, logged as FATAL).
+    """
+    rclpy.init(args=args)
+    node = None
+    executor = SingleThreadedExecutor()
+    try:
+        node = factory()
+        executor.add_node(node)
+        executor.spin()
+    except ValueError as err:       # ParameterError, URDFError, while building the node
+        if node is not None:
+            raise
+        rclpy.logging.get_logger(name).fatal(str(err))
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        # a callback (or the node's constructor) racing the signal handler's shutdown
+        if rclpy.ok():
+            raise
+    finally:
+        executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0

@@ -1,0 +1,212 @@
+"""A robot description made ready to simulate, without ROS: the one set-up that the simulator
+node, ``ros-vi simulate`` and :meth:`Simulation.from_urdf` share.
+
+From a URDF (text, a ``.urdf``/``.xacro`` file or a ``package://``/``file://`` URI) to a
+:class:`RobotSetup`: the imported :class:`~ros_vi.mechanics.system.System`, the importer's
+tolerated quirks, the command interfaces each joint offers and their bounds (the URDF's
+``<ros2_control>`` block, or the default, then overrides: :func:`joint_interfaces`), the
+initial state (options first, then the block's ``initial_value``), the drive gains and the
+joints of the trajectory follower.  :meth:`RobotSetup.simulation` builds the
+:class:`Simulation`.  So a robot with a ``<ros2_control>`` block gets the same interfaces,
+bounds and initial state in the node, in the CLI and in a script.
+
+Errors are :class:`~ros_vi.simulation.commands.OptionError` naming the option (the node
+parameter of the same name) or :class:`~ros_vi.urdf.URDFError` naming the description.
+
+Example
+-------
+>>> setup = setup_robot(open('urdf/arm7.urdf').read(), prefix='left_')
+>>> setup.interfaces['left_joint_1'].interfaces        # ('effort', 'position', 'velocity')
+>>> sim = setup.simulation(1 / 500, command_timeout=0.5)
+"""
+import os
+import warnings
+from dataclasses import dataclass, field
+
+from .. import resources
+from .commands import COMMAND_INTERFACES, OptionError, joint_interfaces
+from .core import Simulation
+
+__all__ = ['RobotSetup', 'load_description', 'setup_robot']
+
+
+@dataclass
+class RobotSetup:
+    """A robot ready to simulate (see the module doc).
+
+    ``text``: the URDF XML (a xacro file's processed text); ``system``: the imported System
+    (``system.urdf`` its :class:`~ros_vi.urdf.URDFRobot`); ``warnings``: the quirks the
+    importer tolerated (tuple of :class:`~ros_vi.urdf.Quirk`); ``interfaces``: {joint:
+    :class:`~ros_vi.simulation.commands.JointInterfaces`} in config order;
+    ``initial_positions``, ``initial_velocities``: {joint: value} [rad or m, rad/s or m/s]
+    (empty: the System's q, zero velocity); ``drive_gains``: {joint: (kp, kd)} replacing
+    the default gains; ``trajectory_joints``: the joints of the joint trajectory controller
+    (every joint with a position interface unless named), ``continuous_joints``: those of
+    them that are URDF ``continuous`` joints (their errors wrap).
+    """
+    text: str
+    system: object
+    warnings: tuple = ()
+    interfaces: dict = field(default_factory=dict)
+    initial_positions: dict = field(default_factory=dict)
+    initial_velocities: dict = field(default_factory=dict)
+    drive_gains: dict = field(default_factory=dict)
+    trajectory_joints: list = field(default_factory=list)
+    continuous_joints: list = field(default_factory=list)
+
+    @property
+    def command_interfaces(self):
+        """{joint: tuple of interfaces} (the ``command_interfaces`` of a Simulation)."""
+        return {j: e.interfaces for j, e in self.interfaces.items()}
+
+    @property
+    def command_bounds(self):
+        """{joint: {interface: (min, max)}} declared for the interfaces offered."""
+        return {j: dict(e.bounds) for j, e in self.interfaces.items() if e.bounds}
+
+    def simulation_options(self):
+        """The :class:`Simulation` keywords this set-up decides."""
+        return {'command_interfaces': self.command_interfaces,
+                'command_bounds': self.command_bounds,
+                'initial_positions': dict(self.initial_positions) or None,
+                'initial_velocities': dict(self.initial_velocities) or None,
+                'drive_gains': dict(self.drive_gains) or None}
+
+    def simulation(self, dt, **options):
+        """The :class:`Simulation` of this robot with tick ``dt`` [s]; ``options`` are further
+        Simulation keywords (they win over this set-up's)."""
+        kwargs = self.simulation_options()
+        given = options.get('command_interfaces')
+        if given is not None and 'command_bounds' not in options:
+            # as an override does in setup_robot: a joint given other interfaces than the
+            # set-up's drops the set-up's bounds
+            kwargs['command_bounds'] = {
+                j: b for j, b in self.command_bounds.items()
+                if tuple(self.interfaces[j].interfaces) == _names(given.get(j, ()))}
+        kwargs.update(options)
+        return Simulation(self.system, dt, **kwargs)
+
+
+def load_description(robot_description='', urdf_file='', xacro_allowed_paths=()):
+    """``(text, base_dir, where)``: the URDF text of ``robot_description`` (URDF XML) or of
+    ``urdf_file`` (a ``.urdf`` or ``.xacro`` file, ``package://`` and ``file://`` URIs
+    accepted; xacro in its sandbox, which may also read ``xacro_allowed_paths``), the folder
+    relative mesh paths are taken against (None for text), and a phrase naming the source
+    for error messages.  :class:`OptionError` naming ``robot_description``, ``urdf_file`` or
+    ``xacro_allowed_paths``."""
+    from ..urdf import URDFError, load_urdf_text
+    if robot_description.strip():
+        if urdf_file.strip():
+            raise OptionError('robot_description', 'give robot_description or urdf_file, not '
+                              'both')
+        return robot_description, None, 'robot_description'
+    if not urdf_file.strip():
+        raise OptionError('urdf_file', 'give robot_description (URDF text) or urdf_file (the '
+                          'path of a .urdf/.xacro file)')
+    path = _resolved(urdf_file.strip(), 'urdf_file')
+    allowed = [_resolved(p, 'xacro_allowed_paths') for p in xacro_allowed_paths]
+    try:
+        text = load_urdf_text(path, allowed_paths=allowed)
+    except URDFError as err:
+        raise OptionError('urdf_file', str(err)) from None
+    return text, os.path.dirname(os.path.abspath(path)), 'urdf_file (%s)' % urdf_file
+
+
+def _resolved(uri, option):
+    try:
+        return resources.resolve_uri(uri)
+    except resources.ResourceError as err:
+        raise OptionError(option, str(err)) from None
+
+
+def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_dir=None,
+                where=None, initial_joints=(), initial_positions=(),
+                initial_velocities=(), command_interfaces=None, drive_gains=None,
+                trajectory_joints=(), import_options=None):
+    """Import ``text`` (URDF XML) and decide how it is simulated: a :class:`RobotSetup`.
+
+    ``prefix``, ``gravity`` (3,) [m/s^2], ``strict``, ``base_dir`` and ``import_options``
+    go to :func:`ros_vi.urdf.import_urdf` (quirks are collected in the result, not warned);
+    ``where`` names the description in import errors (None: the importer's message as
+    it is).  Joint names below are config names
+    (``prefix + URDF name``):
+
+    * ``initial_joints`` (names, default every config) with ``initial_positions`` /
+      ``initial_velocities`` (one value per name, or empty); where empty, the
+      ``<ros2_control>`` block's ``initial_value`` of the joints it lists;
+    * ``command_interfaces`` {joint: iterable of interface names} over the block or the
+      default (:func:`joint_interfaces`);
+    * ``drive_gains`` {joint: (kp, kd)};
+    * ``trajectory_joints`` (default every joint with a position interface).
+
+    Raises :class:`~ros_vi.urdf.URDFError` (prefixed with ``where``) for a description the
+    importer refuses, :class:`OptionError` naming the option for the rest.
+    """
+    from ..urdf import URDFError, URDFWarning, import_urdf
+    options = {'prefix': prefix or None, 'gravity': gravity, 'strict': strict,
+               'base_dir': base_dir}
+    options.update(import_options or {})        # they win
+    try:
+        with warnings.catch_warnings():     # the quirks are reported from robot.warnings
+            warnings.simplefilter('ignore', URDFWarning)
+            system = import_urdf(text, **options)
+    except URDFError as err:
+        if where is None:
+            raise
+        raise URDFError('%s: %s' % (where, err)) from None
+    robot = system.urdf
+    names = [c.name for c in system.configs]
+    joints = list(initial_joints) or names
+    unknown = [j for j in initial_joints if j not in names]
+    if unknown:
+        raise OptionError('initial_joints', 'unknown joint%s %s (joints: %s)' % (
+            's' if len(unknown) > 1 else '', ', '.join(unknown), ', '.join(names)))
+    given = {'initial_positions': list(initial_positions),
+             'initial_velocities': list(initial_velocities)}
+    initial = {}
+    for option, values in given.items():
+        if values and len(values) != len(joints):
+            raise OptionError(option, '%d values for %d joints (%s)' % (
+                len(values), len(joints), 'initial_joints' if initial_joints else
+                'all joints: ' + ', '.join(names)))
+        initial[option] = dict(zip(joints, values))
+    # where the options say nothing, the block's initial values
+    for joint, control in robot.joint_controls.items():
+        for option, value in (('initial_positions', control.initial_position),
+                              ('initial_velocities', control.initial_velocity)):
+            if value is not None and not given[option]:
+                initial[option][robot.prefix + joint] = value
+
+    overrides = dict(command_interfaces or {})
+    gains = dict(drive_gains or {})
+    for option, named in (('command_interfaces', overrides), ('drive_gains', gains),
+                          ('trajectory_joints', trajectory_joints)):
+        unknown = [j for j in named if j not in names]
+        if unknown:
+            raise OptionError(option, 'unknown joint %r (joints: %s)'
+                              % (unknown[0], ', '.join(names)))
+    table = joint_interfaces(system, overrides=overrides)
+    follow = list(trajectory_joints) or [j for j in names
+                                          if 'position' in _offered(table, j)]
+    lacking = [j for j in follow if 'position' not in _offered(table, j)]
+    if lacking:
+        raise OptionError('trajectory_joints', 'joint %r has no position command interface (it '
+                          'has: %s)' % (lacking[0], ', '.join(_offered(table, lacking[0]))
+                                        or 'none'))
+    continuous = [j for j in follow
+                  if robot.joint(j[len(robot.prefix):]).type == 'continuous']
+    return RobotSetup(text, system, tuple(robot.warnings), table,
+                      initial['initial_positions'], initial['initial_velocities'], gains,
+                      follow, continuous)
+
+
+def _offered(table, joint):
+    """The interfaces ``joint`` offers in ``table`` (none when it has no entry)."""
+    entry = table.get(joint)
+    return entry.interfaces if entry is not None else ()
+
+
+def _names(interfaces):
+    """Interface names as a tuple in :data:`COMMAND_INTERFACES` order (a str is one name)."""
+    interfaces = (interfaces,) if isinstance(interfaces, str) else tuple(interfaces)
+    return tuple(n for n in COMMAND_INTERFACES if n in interfaces)
