@@ -3,14 +3,6 @@ integrator, for Python 3 and ROS 2.
 
 The physics core is import-compatible with trep: ``import ros_vi as trep``.
 """
-import os as _os
-
-# The matrices here are tiny (a few dozen rows); multi-threaded BLAS only adds thread
-# wake-ups, which cost milliseconds on a loaded 2-core machine.  Effective only when numpy
-# is not imported yet; an explicit setting wins.
-for _var in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
-    _os.environ.setdefault(_var, '1')
-del _os, _var
 from .mechanics import (CONST_SE3, RX, RY, RZ, TX, TY, TZ, WORLD, Config, Constraint, Force,
                         Frame, Input, MimicMotion, Potential, Spline, System, TapeMeasure,
                         const_se3, const_txyz, constraints, forces, mimic, potentials, rx, ry,
@@ -18,10 +10,18 @@ from .mechanics import (CONST_SE3, RX, RY, RZ, TX, TY, TZ, WORLD, Config, Constr
 from .integrators import ConvergenceError, MidpointVI
 from .trajectory import load_trajectory, save_trajectory
 from . import discopt
-from .batch import Target, rollout
 from . import puppets
 
 __version__ = '0.1.0'
+
+
+def __getattr__(name):
+    # the batched rollouts load their parallel loop only when asked for: importing ros_vi
+    # stays cheap and changes nothing in the user's process
+    if name in ('rollout', 'Target'):
+        from . import batch
+        return getattr(batch, name)
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))
 
 # trep's submodule paths (``import ros_vi.potentials``, ``from ros_vi.forces import ...``,
 # ``from ros_vi.frame import tx``, ``ros_vi.system.save_trajectory``, ...): each name is an

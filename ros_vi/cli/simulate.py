@@ -164,7 +164,6 @@ def _controller(kind, source, system_factory, dt, q0):
 
 def run(args):
     from .. import ConvergenceError
-    from ..control import DEMOS
     from ..recording import FORMATS, RecordingWriter, open_writer
     from ..simulation import simulate
     _positive(args.duration, '--duration')

@@ -19,7 +19,6 @@ viser from this machine only: it loads nothing from the internet.  Runs until Ct
 import collections
 import math
 import os
-import sys
 import threading
 import time
 

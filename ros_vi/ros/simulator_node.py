@@ -31,7 +31,6 @@ the command rules are :class:`ros_vi.simulation.Simulation`'s, the step thread i
 """
 import functools
 import math
-import os
 import sys
 import time
 import warnings
@@ -50,12 +49,13 @@ from visualization_msgs.msg import MarkerArray
 
 from .. import resources, urdf
 from ..control.joint_trajectory import TrajectoryFollower
-from ..simulation import OptionError
+from ..simulation import OptionError, Simulation
 from . import conversions as conv
 from . import parameters, qos
 from .diagnostics import SimulatorDiagnostics
 from .node_main import run_node
 from .parameters import ParameterError, SimulatorParameters
+from .recorder import NodeRecorder
 from .step_loop import StepLoop
 from .trajectory_interfaces import TrajectoryInterfaces
 
@@ -138,11 +138,9 @@ class SimulatorNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         self.view = self._open_view(cfg) if cfg.viewer_port else None
-        self._view_drawn = 0.0
         # the recording (last of what can fail at start: a node that does not start leaves
         # no file behind)
-        self._recorder = self._open_recording(cfg) if cfg.record else None
-        self._recorded_state = None
+        self.recorder = NodeRecorder(self) if cfg.record else None
 
         # latched topics and the initial state
         self._pub_desc.publish(String(data=self.setup.text))
@@ -170,8 +168,8 @@ class SimulatorNode(Node):
     # ------------------------------------------------------------------ set-up
     def _make_simulation(self, cfg):
         try:
-            return self.setup.simulation(
-                1.0 / cfg.rate, substeps=cfg.substeps, command_timeout=cfg.command_timeout,
+            return Simulation.from_setup(
+                self.setup, 1.0 / cfg.rate, substeps=cfg.substeps, command_timeout=cfg.command_timeout,
                 command_decay=cfg.command_decay, command_joints=cfg.command_joints or None,
                 max_refinements=cfg.max_refinements, max_iterations=cfg.max_iterations,
                 max_subdivisions=cfg.max_subdivisions, tolerance=cfg.tolerance,
@@ -294,9 +292,10 @@ class SimulatorNode(Node):
             if self._tf_batch is None:
                 self._tf_batch = conv.TransformBatch((p, c) for p, c, _ in transforms)
             self._pub_tf.publish(self._tf_batch.fill([g for _, _, g in transforms], stamp))
-        self._record(state, transforms)
+        if self.recorder is not None:
+            self.recorder.record(state, transforms)
         if self.view is not None:
-            self._draw_view(state)
+            self.view.draw(state.positions)
         self.loop.state_published(ns)
 
     def _publish_distances(self, state, stamp):
@@ -465,72 +464,17 @@ class SimulatorNode(Node):
     # ------------------------------------------------------------------ browser view
     def _open_view(self, cfg):
         """The browser view of ``viewer_port`` (viser, imported only then)."""
-        from ..visual.viewer import robot_view, serve
+        from ..visual.viewer import LiveView
+        robot = self.sim.robot
         try:
-            server = serve(port=cfg.viewer_port, host='127.0.0.1')
+            view = LiveView(cfg.viewer_port, self.setup.text,
+                            lambda m: self.get_logger().warning('browser view: %s' % m),
+                            base_dir=robot.base_dir if robot is not None else None,
+                            rate=VIEW_RATE)
         except ValueError as err:
             raise ParameterError('parameter viewer_port: %s' % err) from None
-        self._view_server = server
-        robot = self.sim.robot
-        view = robot_view(server, self.setup.text,
-                          lambda m: self.get_logger().warning('browser view: %s' % m),
-                          base_dir=robot.base_dir if robot is not None else None)
-        self.get_logger().info('browser view: http://127.0.0.1:%d' % cfg.viewer_port)
+        self.get_logger().info('browser view: %s' % view.url)
         return view
-
-    def _draw_view(self, state):
-        """Hand a published state to the browser view, at most VIEW_RATE times a second."""
-        now = time.monotonic()
-        if now - self._view_drawn >= 1.0 / VIEW_RATE:
-            self._view_drawn = now
-            self.view.set_positions(state.positions)
-
-    # ------------------------------------------------------------------ recording
-    def _open_recording(self, cfg):
-        # imported here: a node that does not record needs no MCAP library
-        from ..recording.mcap import McapWriter
-        path = os.path.abspath(os.path.expanduser(cfg.record))
-        namespace = self.get_namespace()
-        robot = self.sim.robot
-        metadata = {'source': 'ros_vi simulator node', 'node': self.get_fully_qualified_name(),
-                    'model': robot.name if robot is not None else '', 'rate': cfg.rate,
-                    'substeps': cfg.substeps, 'publish_rate': cfg.publish_rate,
-                    'clock_rate': cfg.clock_rate, 'lockstep': cfg.lockstep,
-                    'prefix': cfg.prefix, 'gravity': cfg.gravity, 'dt': self.sim.dt}
-        try:
-            writer = McapWriter(path, self.setup.text, metadata,
-                                namespace='' if namespace == '/' else namespace,
-                                clock=cfg.publish_clock)
-        except ValueError as err:
-            raise ParameterError('parameter record: %s' % err) from None
-        self.get_logger().info('recording to %s' % path)
-        return writer
-
-    def _record(self, state, transforms):
-        """Append a newly published state to the recording (a state published again, as
-        on unpause in lockstep, is recorded once)."""
-        if self._recorder is None or state is self._recorded_state:
-            return
-        try:
-            self._recorder.append(state, transforms, None if self._recorder.count
-                                  else self.sim.static_transforms())
-        except (OSError, ValueError) as err:
-            # the simulation goes on; what was recorded is kept in a finished file
-            self.get_logger().error('recording stopped at t=%.6f s: %s' % (state.t, err))
-            self._close_recording()
-            return
-        self._recorded_state = state
-
-    def _close_recording(self):
-        recorder, self._recorder = getattr(self, '_recorder', None), None
-        if recorder is None:
-            return
-        recorder.metadata.update({'end_time': self.sim.t, 'failures': self.sim.failures,
-                                  'last_error': self.sim.last_error or ''})
-        try:
-            recorder.close()
-        except (OSError, ValueError) as err:
-            self.get_logger().error('recording %s: %s' % (recorder.path, err))
 
     def destroy_node(self):
         """Stop the step thread, finish the recording (if any), then destroy the node."""
@@ -539,10 +483,10 @@ class SimulatorNode(Node):
         loop = getattr(self, 'loop', None)
         if loop is not None:
             loop.stop()
-        self._close_recording()
-        server = getattr(self, '_view_server', None)
-        if server is not None:
-            server.stop()
+        if getattr(self, 'recorder', None) is not None:
+            self.recorder.close()
+        if getattr(self, 'view', None) is not None:
+            self.view.stop()
         return super().destroy_node()
 
 

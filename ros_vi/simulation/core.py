@@ -25,6 +25,7 @@ Example
 """
 import functools
 import math
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,7 @@ from ..mechanics import dynamics
 from ..mechanics.inputs import config_efforts
 from .commands import (DEFAULT_DRIVE_DAMPING_RATIO, DEFAULT_DRIVE_FREQUENCY, CommandTable,
                        OptionError)
+from .robot import setup_robot
 from .transforms import LinkTransforms
 
 __all__ = ['Simulation', 'SimState', 'TickResult']
@@ -238,6 +240,13 @@ class Simulation:
 
     # ------------------------------------------------------------------ construction
     @classmethod
+    def from_setup(cls, setup, dt, **options):
+        """The simulation of a :class:`~ros_vi.simulation.RobotSetup` (a robot set up as the
+        simulator node sets it up: interfaces, bounds, initial state, drive gains) with tick
+        ``dt`` [s]; ``options`` are further keywords (they win over the set-up's)."""
+        return cls(setup.system, dt, **setup.simulation_options(**options))
+
+    @classmethod
     def from_urdf(cls, source, rate=500.0, prefix=None, gravity=(0.0, 0.0, -9.81),
                   import_options=None, **options):
         """Import a URDF string (``robot_description``) and simulate it at ``rate`` [Hz],
@@ -247,24 +256,21 @@ class Simulation:
         ``import_options`` go to :func:`ros_vi.urdf.import_urdf`; the other keywords to
         :class:`Simulation` (``dt`` is ``1 / rate``; they win over the set-up's).
         """
-        from .robot import setup_robot
         setup = setup_robot(source, prefix=prefix or '', gravity=gravity,
                             import_options=import_options)
-        return setup.simulation(1.0 / _check_positive(rate, 'rate'), **options)
+        return cls.from_setup(setup, 1.0 / _check_positive(rate, 'rate'), **options)
 
     @classmethod
     def from_urdf_file(cls, filename, rate=500.0, prefix=None, gravity=(0.0, 0.0, -9.81),
                        import_options=None, **options):
         """Like :meth:`from_urdf` for a ``.urdf`` (or ``.xacro``) file (relative mesh paths
         against its folder)."""
-        import os
         from ..urdf import load_urdf_text
-        from .robot import setup_robot
         options_import = dict(import_options or {})
         options_import.setdefault('base_dir', os.path.dirname(os.path.abspath(filename)))
         setup = setup_robot(load_urdf_text(filename), prefix=prefix or '', gravity=gravity,
                             import_options=options_import)
-        return setup.simulation(1.0 / _check_positive(rate, 'rate'), **options)
+        return cls.from_setup(setup, 1.0 / _check_positive(rate, 'rate'), **options)
 
     def _check_constraints(self, q):
         if not self.system.nc:

@@ -6,8 +6,8 @@ From a URDF (text, a ``.urdf``/``.xacro`` file or a ``package://``/``file://`` U
 tolerated quirks, the command interfaces each joint offers and their bounds (the URDF's
 ``<ros2_control>`` block, or the default, then overrides: :func:`joint_interfaces`), the
 initial state (options first, then the block's ``initial_value``), the drive gains and the
-joints of the trajectory follower.  :meth:`RobotSetup.simulation` builds the
-:class:`Simulation`.  So a robot with a ``<ros2_control>`` block gets the same interfaces,
+joints of the trajectory follower.  ``Simulation.from_setup(setup, dt)`` builds the
+:class:`~ros_vi.simulation.Simulation`.  So a robot with a ``<ros2_control>`` block gets the same interfaces,
 bounds and initial state in the node, in the CLI and in a script.
 
 Errors are :class:`~ros_vi.simulation.commands.OptionError` naming the option (the node
@@ -17,7 +17,7 @@ Example
 -------
 >>> setup = setup_robot(open('urdf/arm7.urdf').read(), prefix='left_')
 >>> setup.interfaces['left_joint_1'].interfaces        # ('effort', 'position', 'velocity')
->>> sim = setup.simulation(1 / 500, command_timeout=0.5)
+>>> sim = Simulation.from_setup(setup, 1 / 500, command_timeout=0.5)
 """
 import os
 import warnings
@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 from .. import resources
 from .commands import COMMAND_INTERFACES, OptionError, joint_interfaces
-from .core import Simulation
 
 __all__ = ['RobotSetup', 'load_description', 'setup_robot']
 
@@ -64,27 +63,23 @@ class RobotSetup:
         """{joint: {interface: (min, max)}} declared for the interfaces offered."""
         return {j: dict(e.bounds) for j, e in self.interfaces.items() if e.bounds}
 
-    def simulation_options(self):
-        """The :class:`Simulation` keywords this set-up decides."""
-        return {'command_interfaces': self.command_interfaces,
-                'command_bounds': self.command_bounds,
-                'initial_positions': dict(self.initial_positions) or None,
-                'initial_velocities': dict(self.initial_velocities) or None,
-                'drive_gains': dict(self.drive_gains) or None}
-
-    def simulation(self, dt, **options):
-        """The :class:`Simulation` of this robot with tick ``dt`` [s]; ``options`` are further
-        Simulation keywords (they win over this set-up's)."""
-        kwargs = self.simulation_options()
+    def simulation_options(self, **options):
+        """The :class:`~ros_vi.simulation.Simulation` keywords this set-up decides, updated
+        with ``options`` (they win).  A joint that ``options['command_interfaces']`` gives
+        other interfaces than the set-up's drops the set-up's bounds (as an override does
+        in :func:`setup_robot`)."""
+        kwargs = {'command_interfaces': self.command_interfaces,
+                  'command_bounds': self.command_bounds,
+                  'initial_positions': dict(self.initial_positions) or None,
+                  'initial_velocities': dict(self.initial_velocities) or None,
+                  'drive_gains': dict(self.drive_gains) or None}
         given = options.get('command_interfaces')
         if given is not None and 'command_bounds' not in options:
-            # as an override does in setup_robot: a joint given other interfaces than the
-            # set-up's drops the set-up's bounds
             kwargs['command_bounds'] = {
                 j: b for j, b in self.command_bounds.items()
                 if tuple(self.interfaces[j].interfaces) == _names(given.get(j, ()))}
         kwargs.update(options)
-        return Simulation(self.system, dt, **kwargs)
+        return kwargs
 
 
 def load_description(robot_description='', urdf_file='', xacro_allowed_paths=()):

@@ -14,13 +14,15 @@
 World z is up; lengths are in metres, angles in radians.
 """
 import socket
+import time
 
 import numpy as np
 
 from ..conventions import rotations_to_quaternions
 from .playback import link_pose_track, load_robot
 
-__all__ = ['serve', 'RobotView', 'robot_view', 'fit_camera', 'ViewerError', 'DEFAULT_PORT']
+__all__ = ['serve', 'RobotView', 'robot_view', 'LiveView', 'fit_camera', 'ViewerError',
+           'DEFAULT_PORT']
 
 DEFAULT_PORT = 8080
 GRID_SIZE = 4.0         # [m] side of the ground grid
@@ -212,3 +214,39 @@ def robot_view(server, urdf_text, warn, base_dir=None, frames=False):
     for message in dict.fromkeys(str(w.message) for w in caught):
         warn(message)
     return view
+
+
+class LiveView:
+    """A robot served at ``http://host:port`` and redrawn at most ``rate`` times a second (of
+    wall time) however often it is given a state: the simulator node's browser view.
+
+    ``warn(message)`` receives the geometry warnings (:func:`robot_view`); ``base_dir`` as
+    for :class:`RobotView`.  ViewerError naming the port when it is taken.
+    """
+
+    def __init__(self, port, urdf_text, warn, base_dir=None, host='127.0.0.1', rate=30.0):
+        self.server = serve(port=port, host=host)
+        try:
+            self.view = robot_view(self.server, urdf_text, warn, base_dir=base_dir)
+        except Exception:
+            self.server.stop()
+            raise
+        self.url = 'http://%s:%d' % (host, port)
+        self.period = 1.0 / rate
+        self._drawn = -float('inf')
+
+    @property
+    def positions(self):
+        """The joint positions (nq,) last drawn."""
+        return self.view.positions
+
+    def draw(self, positions):
+        """Pose the robot at ``positions`` (nq,) [rad or m] unless the last drawing is less
+        than a period old."""
+        now = time.monotonic()
+        if now - self._drawn >= self.period:
+            self._drawn = now
+            self.view.set_positions(positions)
+
+    def stop(self):
+        self.server.stop()
