@@ -12,24 +12,12 @@ block declares the shoulder's position interface within [-0.9, 1.4], the slide's
 """
 import math
 
-INF = math.inf
-_INERTIA = ('<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" '
-            'ixz="0" iyz="0"/></inertial>')
+from test_ros2_control_block import robot
 
-ROBOT = '''<robot name="setup_case">
-  <link name="base"/>
-  <link name="a">%(i)s</link><link name="b">%(i)s</link><link name="c">%(i)s</link>
-  <link name="d">%(i)s</link>
-  <joint name="shoulder" type="revolute"><parent link="base"/><child link="a"/>
-    <axis xyz="0 0 1"/><limit lower="-1" upper="1.5" effort="10" velocity="2"/></joint>
-  <joint name="slide" type="prismatic"><parent link="a"/><child link="b"/>
-    <origin xyz="0.3 0 0"/><axis xyz="1 0 0"/>
-    <limit lower="0" upper="0.5" effort="50" velocity="1"/></joint>
-  <joint name="finger" type="revolute"><parent link="b"/><child link="c"/>
-    <origin xyz="0.2 0 0"/><axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="5" velocity="1"/>
-    <mimic joint="shoulder" multiplier="-1" offset="0"/></joint>
-  <joint name="wrist" type="continuous"><parent link="c"/><child link="d"/>
-    <origin xyz="0.1 0 0"/><axis xyz="1 0 0"/><limit effort="0" velocity="3"/></joint>
+INF = math.inf
+
+# the robot of test_ros2_control_block.py with a block of our own
+ROBOT = robot('''
   <ros2_control name="CaseSystem" type="system">
     <hardware><plugin>ros_vi/SimulatedSystem</plugin></hardware>
     <joint name="shoulder">
@@ -45,8 +33,7 @@ ROBOT = '''<robot name="setup_case">
       <state_interface name="position"><param name="initial_value">0.25</param></state_interface>
       <state_interface name="velocity"><param name="initial_value">-0.1</param></state_interface>
     </joint>
-  </ros2_control>
-</robot>''' % {'i': _INERTIA}
+  </ros2_control>''')
 
 JOINTS = ['shoulder', 'slide', 'wrist']          # configs, in joint_states order
 INTERFACES = {'shoulder': ('position',), 'slide': ('effort', 'velocity'), 'wrist': ()}
