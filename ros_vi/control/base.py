@@ -23,7 +23,14 @@ from ..mechanics import dynamics
 from ..mechanics.frame import RX, RY, RZ
 from ..mechanics.inputs import input_configs
 
-__all__ = ['ControlOutput', 'Controller', 'angle_mask', 'wrap_angles', 'actuated_inputs',
+#: The largest magnitude of a drive target (a position or velocity command, a trajectory's
+#: positions and velocities) accepted [rad or m, rad/s or m/s]: far beyond any robot, far
+#: below where a drive law (kp up to ~1e6) overflows to infinity.  Larger finite values are
+#: refused, not clipped.
+MAX_COMMAND = 1e9
+
+__all__ = ['MAX_COMMAND', 'ControlOutput', 'Controller', 'angle_mask', 'wrap_angles',
+           'actuated_inputs',
            'default_effort_limits']
 
 

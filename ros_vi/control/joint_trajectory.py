@@ -106,10 +106,9 @@ def _optional_rows(name, values, k, m):
     given = np.zeros(k, dtype=bool)
     if values is None:
         return rows, given
-    if isinstance(values, np.ndarray) and values.ndim == 2:
-        entries = list(values)
-    else:
-        entries = list(values)
+    if isinstance(values, np.ndarray) and values.ndim == 2 and values.shape == (k, m):
+        return values.astype(float), np.ones(k, dtype=bool)     # every point gives them
+    entries = list(values)
     if len(entries) != k:
         raise TrajectoryError(ErrorCode.INVALID_GOAL,
                               '%s: %d points given for %d waypoints' % (name, len(entries), k))
@@ -126,48 +125,63 @@ def _optional_rows(name, values, k, m):
     return rows, given
 
 
-class _Segment:
-    """One polynomial piece between two knots, in normalised time s = (t - t0) / T with
-    coefficients x_j = c_j T^j (so the values stay O(|positions|) for any T)."""
-    __slots__ = ('t0', 'T', 'x')
+def _coefficients(T, p0, v0, a0, p1, v1, a1, degree):
+    """Polynomial pieces between knots, all at once: (k, 6, m) coefficients in normalised
+    time s = (t - t0) / T, x_j = c_j T^j (so the values stay O(|positions|) for any T), for
+    k pieces of lengths ``T`` (k,) [s] joining (p0, v0, a0) to (p1, v1, a1) (each (k, m)):
+    linear where ``degree`` (k,) is 1, cubic Hermite where 3, quintic where 5."""
+    k, m = p0.shape
+    T = T[:, None]
+    x = np.zeros((k, 6, m))
+    x[:, 0] = p0
+    lin, cub, qui = degree == 1, degree == 3, degree == 5
+    x[lin, 1] = (p1 - p0)[lin]
+    if cub.any():
+        Tc = T[cub]
+        x1 = v0[cub] * Tc
+        h = p1[cub] - p0[cub] - x1                 # what the linear part misses at the end
+        hv = (v1[cub] - v0[cub]) * Tc
+        x[cub, 1] = x1
+        x[cub, 2] = 3.0 * h - hv
+        x[cub, 3] = hv - 2.0 * h
+    if qui.any():
+        Tq = T[qui]
+        x1 = v0[qui] * Tq
+        x2 = 0.5 * a0[qui] * Tq * Tq
+        h = p1[qui] - p0[qui] - x1 - x2
+        hv = (v1[qui] - v0[qui] - a0[qui] * Tq) * Tq
+        ha = (a1[qui] - a0[qui]) * Tq * Tq
+        x[qui, 1] = x1
+        x[qui, 2] = x2
+        x[qui, 3] = 10.0 * h - 4.0 * hv + 0.5 * ha
+        x[qui, 4] = -15.0 * h + 7.0 * hv - ha
+        x[qui, 5] = 6.0 * h - 3.0 * hv + 0.5 * ha
+    return x
 
-    def __init__(self, t0, T, p0, v0, a0, p1, v1, a1, degree):
-        self.t0, self.T = t0, T
-        x = np.zeros((6, p0.size))
-        x[0] = p0
-        if degree == 1:
-            x[1] = p1 - p0
-        elif degree == 3:
-            x[1] = v0 * T
-            h = p1 - p0 - x[1]                     # what the linear part misses at the end
-            hv = (v1 - v0) * T
-            x[2] = 3.0 * h - hv
-            x[3] = hv - 2.0 * h
-        else:
-            x[1] = v0 * T
-            x[2] = 0.5 * a0 * T * T
-            h = p1 - x[0] - x[1] - x[2]
-            hv = (v1 - v0 - a0 * T) * T
-            ha = (a1 - a0) * T * T
-            x[3] = 10.0 * h - 4.0 * hv + 0.5 * ha
-            x[4] = -15.0 * h + 7.0 * hv - ha
-            x[5] = 6.0 * h - 3.0 * hv + 0.5 * ha
-        self.x = x
 
-    def evaluate(self, t):
-        s = min(max((t - self.t0) / self.T, 0.0), 1.0)
-        x = self.x
-        p = x[5]
-        v = 5.0 * x[5]
-        a = 20.0 * x[5]
-        for j in (4, 3, 2):
-            p = p * s + x[j]
-            v = v * s + j * x[j]
-            a = a * s + j * (j - 1) * x[j]
-        p = (p * s + x[1]) * s + x[0]
-        v = v * s + x[1]
-        T = self.T
-        return p, v / T, a / (T * T)
+def _evaluate(x, t0, T, t):
+    """(positions, velocities, accelerations) (m,) of one piece ``x`` (6, m) (knot t0,
+    length T [s]) at time t [s] (clamped to the piece)."""
+    s = min(max((t - t0) / T, 0.0), 1.0)
+    p = x[5]
+    v = 5.0 * x[5]
+    a = 20.0 * x[5]
+    for j in (4, 3, 2):
+        p = p * s + x[j]
+        v = v * s + j * x[j]
+        a = a * s + j * (j - 1) * x[j]
+    p = (p * s + x[1]) * s + x[0]
+    v = v * s + x[1]
+    return p, v / T, a / (T * T)
+
+
+def _degrees(has_v, has_a):
+    """Degree (k-1,) of each piece between consecutive waypoints: linear where either end
+    has positions only, cubic where both give velocities, quintic where both also give
+    accelerations."""
+    both_v = has_v[:-1] & has_v[1:]
+    both_a = has_a[:-1] & has_a[1:]
+    return np.where(both_v, np.where(both_a, 5, 3), 1)
 
 
 class JointTrajectory:
@@ -251,6 +265,32 @@ class JointTrajectory:
         self.start = None          # (t, positions, velocities) the trajectory started from
         self._build()
 
+    @classmethod
+    def _from_arrays(cls, joint_names, times, p, v, a, has_v, has_a, stamp):
+        """A trajectory of arrays already checked (no validation: internal)."""
+        self = cls.__new__(cls)
+        self.joint_names = tuple(joint_names)
+        self.time_from_start = times
+        self.positions, self.velocities, self.accelerations = p, v, a
+        self.has_velocities, self.has_accelerations = has_v, has_a
+        self.stamp = stamp
+        self.start = None
+        self._build()
+        return self
+
+    def holding(self, columns, positions):
+        """This trajectory with the joints ``columns`` (indices) held at ``positions``
+        [rad or m] throughout (zero velocity and acceleration), without rebuilding it: a
+        partial goal's missing joints, filled in when it starts."""
+        other = JointTrajectory.__new__(JointTrajectory)
+        other.__dict__.update(self.__dict__)
+        other.positions = self.positions.copy()
+        other.positions[:, columns] = positions
+        other._x = self._x.copy()
+        other._x[:, :, columns] = 0.0
+        other._x[:, 0, columns] = positions
+        return other
+
     @property
     def duration(self):
         """time_from_start of the last waypoint [s]."""
@@ -260,7 +300,8 @@ class JointTrajectory:
         """This trajectory, starting at ``time`` (from the trajectory's start, [s]) from the
         state ``positions``, ``velocities`` (m,): the segment before the first waypoint
         joins that state to it (when ``time`` is before the first waypoint's time); the
-        state counts as having accelerations (zero) when the first waypoint has them."""
+        state counts as having accelerations (zero) when the first waypoint has them.  The
+        pieces between waypoints are shared, not rebuilt."""
         other = JointTrajectory.__new__(JointTrajectory)
         other.__dict__.update(self.__dict__)
         other.start = (float(time), np.array(positions, dtype=float).reshape(-1),
@@ -269,24 +310,26 @@ class JointTrajectory:
             if arr.shape != (len(self.joint_names),):
                 raise ValueError('start %s: %d values for %d joints'
                                  % (label, arr.size, len(self.joint_names)))
-        other._build()
+        t0, p0, v0 = other.start
+        t, hv, ha = self.time_from_start, self.has_velocities, self.has_accelerations
+        other._lead = None
+        if t0 < t[0]:
+            degree = 1 if not hv[0] else (5 if ha[0] else 3)
+            x = _coefficients(np.array([t[0] - t0]), p0[None], v0[None],
+                              np.zeros_like(p0)[None], self.positions[:1],
+                              self.velocities[:1], self.accelerations[:1],
+                              np.array([degree]))
+            other._lead = (x[0], t0, t[0] - t0)
         return other
 
     def _build(self):
+        """The pieces between waypoints, stacked (built once per trajectory: a long
+        trajectory costs a few vectorised operations, on the thread that accepts it)."""
         t, p, v, a = self.time_from_start, self.positions, self.velocities, self.accelerations
-        hv, ha = self.has_velocities, self.has_accelerations
-        segments = []
-        if self.start is not None and self.start[0] < t[0]:
-            t0, p0, v0 = self.start
-            degree = 1 if not hv[0] else (5 if ha[0] else 3)
-            segments.append(_Segment(t0, t[0] - t0, p0, v0, np.zeros_like(p0),
-                                     p[0], v[0], a[0], degree))
-        for i in range(t.size - 1):
-            degree = 1 if not (hv[i] and hv[i + 1]) else (5 if ha[i] and ha[i + 1] else 3)
-            segments.append(_Segment(t[i], t[i + 1] - t[i], p[i], v[i], a[i],
-                                     p[i + 1], v[i + 1], a[i + 1], degree))
-        self._segments = segments
-        self._knots = np.array([s.t0 for s in segments])
+        self._knots = t[:-1]
+        self._x = _coefficients(np.diff(t), p[:-1], v[:-1], a[:-1], p[1:], v[1:], a[1:],
+                                _degrees(self.has_velocities, self.has_accelerations))
+        self._lead = None          # the piece from the start state (starting_from)
 
     def sample(self, t):
         """Desired :class:`TrajectoryPoint` at ``t`` [s from the trajectory's start]:
@@ -296,14 +339,18 @@ class JointTrajectory:
         zero velocity and acceleration."""
         t = float(t)
         m = len(self.joint_names)
-        if t >= self.time_from_start[-1]:
+        times = self.time_from_start
+        if t >= times[-1]:
             return TrajectoryPoint(self.positions[-1].copy(), np.zeros(m), np.zeros(m))
-        if not self._segments or t < self._knots[0]:
-            if self.start is not None and self.start[0] < self.time_from_start[0]:
-                return TrajectoryPoint(*self._segments[0].evaluate(self._knots[0]))
+        lead = self._lead
+        if t < times[0]:
+            if lead is not None:
+                return TrajectoryPoint(*_evaluate(lead[0], lead[1], lead[2],
+                                                  max(t, lead[1])))
             return TrajectoryPoint(self.positions[0].copy(), np.zeros(m), np.zeros(m))
         i = int(np.searchsorted(self._knots, t, side='right')) - 1
-        return TrajectoryPoint(*self._segments[i].evaluate(t))
+        return TrajectoryPoint(*_evaluate(self._x[i], self._knots[i],
+                                          times[i + 1] - times[i], t))
 
     def __repr__(self):
         return 'JointTrajectory(%d joints, %d points, %g s, stamp %g)' % (
@@ -321,8 +368,11 @@ class Execution:
     :class:`Outcome`.  Thread-safe: the follower ends it from whichever thread calls
     ``update``/``cancel``/``set_trajectory``; others wait on it."""
 
-    def __init__(self, trajectory, tolerances, origin):
+    def __init__(self, trajectory, tolerances, origin, ordered=None):
         self.trajectory = trajectory          # as given (its own joint order)
+        # in the follower's joint order (built where it is accepted, not where it starts):
+        # (JointTrajectory, indices of the followed joints it does not name)
+        self.ordered = ordered
         self.origin = origin
         self.path_tolerance, self.goal_tolerance, self.goal_time_tolerance = tolerances
         self._done = threading.Event()
@@ -557,7 +607,10 @@ class TrajectoryFollower:
         with self._lock:
             tolerances = self.validate(trajectory, path_tolerance, goal_tolerance,
                                        goal_time_tolerance, now)
-            execution = Execution(trajectory, tolerances, origin)
+        # the heavy part (a long trajectory in joint order) on the caller's thread, outside
+        # the lock the plant's update takes
+        execution = Execution(trajectory, tolerances, origin, self._in_joint_order(trajectory))
+        with self._lock:
             replaced, self._pending = self._pending, execution
             run = []
             if replaced is not None:
@@ -667,7 +720,10 @@ class TrajectoryFollower:
                 'Current goal preempted by %s' % execution.origin)
         given = execution.trajectory
         origin = given.stamp if given.stamp != 0.0 else t
-        full = self._in_joint_order(given, q)
+        full, missing = execution.ordered
+        if missing.size:
+            hold = self._targets.positions if self._targets is not None else q
+            full = full.holding(missing, hold[missing])
         start_q = q.copy()
         if self._wraps.any():
             first = full.positions[0]
@@ -679,22 +735,22 @@ class TrajectoryFollower:
         execution.started_at = t
         return run
 
-    def _in_joint_order(self, given, q):
-        """``given`` over every followed joint: missing joints hold the position last
-        commanded (else measured), with zero velocity and acceleration where given."""
+    def _in_joint_order(self, given):
+        """``(trajectory, missing)``: ``given`` over every followed joint, and the indices
+        (int array) of the followed joints it does not name (held when it starts: their
+        columns are zero here, with zero velocity and acceleration where given)."""
         n, k = len(self.joint_names), given.time_from_start.size
-        hold = self._targets.positions if self._targets is not None else q
         cols = [self._index[name] for name in given.joint_names]
-        p = np.tile(hold, (k, 1))
+        p = np.zeros((k, n))
         vel = np.zeros((k, n))
         acc = np.zeros((k, n))
         p[:, cols] = given.positions
         vel[:, cols] = given.velocities
         acc[:, cols] = given.accelerations
-        rows = lambda values, has: [values[i] if has[i] else None for i in range(k)]
-        return JointTrajectory(self.joint_names, given.time_from_start, p,
-                               rows(vel, given.has_velocities),
-                               rows(acc, given.has_accelerations), given.stamp)
+        missing = np.setdiff1d(np.arange(n), cols)
+        return (JointTrajectory._from_arrays(self.joint_names, given.time_from_start, p, vel,
+                                             acc, given.has_velocities,
+                                             given.has_accelerations, given.stamp), missing)
 
     def _stop_active(self, hold):
         self._active = None

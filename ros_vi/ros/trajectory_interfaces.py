@@ -19,8 +19,10 @@ its execution ends, woken by a guard condition the follower's done callback trig
 the feedback timer), so it never blocks a thread: it works on a SingleThreadedExecutor as on
 a MultiThreadedExecutor.
 """
+import array
 import threading
 
+import numpy as np
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
@@ -35,6 +37,10 @@ from . import qos
 from .tasks import NextPass
 from .conversions import split_ns, stamp_to_ns, time_msg, time_to_ns
 
+#: the most points a trajectory (topic or goal) may have: rclpy turns a message into Python
+#: objects holding the interpreter lock (about 0.5 s per 100,000 points on a 2-core
+#: machine), so a longer motion goes in pieces (each replaces the last at its stamp)
+MAX_TRAJECTORY_POINTS = 100_000
 #: the JTC's interface names under its controller name
 TRAJECTORY_TOPIC = 'joint_trajectory'
 ACTION = 'follow_joint_trajectory'
@@ -49,10 +55,15 @@ def duration_seconds(duration):
 def trajectory_from_msg(msg):
     """``trajectory_msgs/JointTrajectory`` -> :class:`JointTrajectory` (stamp in seconds).
 
-    Raises :class:`TrajectoryError` (INVALID_GOAL) for effort fields (the follower commands
+    Raises :class:`TrajectoryError` (INVALID_GOAL) for more than
+    :data:`MAX_TRAJECTORY_POINTS` points, for effort fields (the follower commands
     positions with velocity feed-forward, not efforts) and as :class:`JointTrajectory` does.
     """
     points = msg.points
+    if len(points) > MAX_TRAJECTORY_POINTS:
+        raise TrajectoryError(ErrorCode.INVALID_GOAL, 'the trajectory has %d points, more '
+                              'than the %d a trajectory may have: send it in pieces'
+                              % (len(points), MAX_TRAJECTORY_POINTS))
     for i, point in enumerate(points):
         if len(point.effort):
             raise TrajectoryError(ErrorCode.INVALID_GOAL, 'point %d has effort values: '
@@ -61,10 +72,22 @@ def trajectory_from_msg(msg):
     return JointTrajectory(
         list(msg.joint_names),
         [duration_seconds(p.time_from_start) for p in points],
-        [list(p.positions) for p in points],
-        [list(p.velocities) for p in points],
-        [list(p.accelerations) for p in points],
+        _rows([p.positions for p in points], len(msg.joint_names)),
+        _rows([p.velocities for p in points], len(msg.joint_names)),
+        _rows([p.accelerations for p in points], len(msg.joint_names)),
         stamp=stamp_to_ns(msg.header.stamp) * 1e-9)
+
+
+def _rows(fields, m):
+    """One field of every point: a (k, m) array when every point gives m values (one
+    conversion for the whole trajectory), else the fields as they are (JointTrajectory
+    names the point that is off)."""
+    if fields and all(len(f) == m for f in fields):
+        if all(isinstance(f, array.array) and f.typecode == 'd' for f in fields):
+            # a message's float64[] fields: their buffers joined, no per-number conversion
+            return np.frombuffer(b''.join(fields), dtype=np.float64).reshape(len(fields), m)
+        return np.array(fields, dtype=float).reshape(len(fields), m)
+    return [list(f) for f in fields]
 
 
 def tolerances_from_msg(tolerances):
@@ -138,7 +161,12 @@ class TrajectoryInterfaces:
             node, FollowJointTrajectory, self.action_name, self._execute,
             callback_group=callback_group,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda goal_handle: CancelResponse.ACCEPT)
+            cancel_callback=lambda goal_handle: CancelResponse.ACCEPT,
+            # as deep as the node's services: a burst of goals or result requests is
+            # answered, not dropped by a 10-deep default queue
+            goal_service_qos_profile=qos.SERVICE_QOS,
+            result_service_qos_profile=qos.SERVICE_QOS,
+            cancel_service_qos_profile=qos.SERVICE_QOS)
 
     def destroy(self):
         """Remove every entity from the node (running goals are released first)."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..control.base import actuated_inputs, default_effort_limits
+from ..control.base import MAX_COMMAND, actuated_inputs, default_effort_limits
 from ..mechanics.forces import JointDrives
 from ..mechanics.inputs import input_configs
 
@@ -138,6 +138,14 @@ def _finite_values(names, vals, what):
         raise ValueError('command: non-finite %s for joint%s %s' % (
             what, 's' if len(bad) > 1 else '', ', '.join('%r (%r)' % (n, float(
                 arr[names.index(n)])) for n in bad)))
+    if what != 'effort':
+        # a drive target that large would overflow the drive law to infinity in the step
+        # (an effort is saturated at the joint's limit instead)
+        big = np.flatnonzero(np.abs(arr) > MAX_COMMAND)
+        if big.size:
+            i = int(big[0])
+            raise ValueError('command: %s %.6g for joint %r is beyond +-%g, the largest drive '
+                             'target accepted' % (what, arr[i], names[i], MAX_COMMAND))
     return arr
 
 
@@ -335,13 +343,16 @@ class CommandTable:
         return out
 
     def _command_bounds(self, spec):
-        """{interface: (lower (nQ,), upper (nQ,))} from ``command_bounds``; position bounds
-        include the URDF position limits."""
+        """{interface: (lower (nQ,), upper (nQ,))} from ``command_bounds``; position and
+        velocity bounds include the URDF position and velocity limits."""
         nq = self.system.nQ
         out = {n: (np.full(nq, -np.inf), np.full(nq, np.inf)) for n in COMMAND_INTERFACES}
         if self._robot is not None:
+            # ros2_control intersects the declared bounds with the URDF <limit>s
             lower, upper = self._robot.position_limits
             out['position'][0][:], out['position'][1][:] = lower, upper
+            speed = self._robot.velocity_limits
+            out['velocity'][0][:], out['velocity'][1][:] = -speed, speed
         if spec is None:
             return out
         if not isinstance(spec, dict):
@@ -651,11 +662,15 @@ class CommandTable:
         if self.command_timeout > 0:
             scale = self._timeout_scale(t_start, self._drive_time[:nd])
             v, f = v * scale, f * scale
-        lower, upper = self._bounds['position']
+        lower, upper = self._bounds['position'][0][:nd], self._bounds['position'][1][:nd]
         position = np.where(mode == VELOCITY,
                             np.minimum(np.maximum(self._vel_q[:nd] + v * (t_mid - t_start),
-                                                  lower[:nd]), upper[:nd]),
+                                                  lower), upper),
                             self._q_ref[:nd])
+        # a reference held at a position limit does not move: its velocity feed-forward
+        # would push the joint on through the limit
+        v = np.where(((position >= upper) & (v > 0.0)) | ((position <= lower) & (v < 0.0)),
+                     0.0, v)
         self.drives.set_drives(mode != EFFORT, self.kp[:nd], self.kd[:nd], position, v, f,
                                self._joint_limit[:nd])
         self._drives_on = True
