@@ -9,7 +9,10 @@ the first at random states of random trees (with mimic frames), to 1e-12:
 
 * the compiled constraint kernel (h and Dh, the Jacobian paired with a wrench) against the
   general path's stacked constraints;
-* the collision separation rates (also the wrench form) against the frame-vector D1.
+* the collision separation rates (also the wrench form) against the frame-vector D1;
+
+and the frame API's per-entry third pose derivative (products of twists, which also give the
+fourth order and the body velocity's derivatives) against the stacked one.
 
 The orders that NumPy adds on top of the kernel (the third derivatives of frame vectors,
 poses, constraints and tape lengths, the fourth of the constraints) are checked against
@@ -224,6 +227,12 @@ def test_pose_derivatives_are_the_frame_vectors_and_their_differences(seed):
                                        -1, 1), **DIFF)
     assert_close(pose.G3, np.moveaxis(central(s, lambda: pose_derivatives({}, frame).G2),
                                       -1, 2), **DIFF)
+    # the frame API's per-entry third derivative (products of twists, the form that also
+    # gives the fourth order and the body velocity's derivatives) is the same tensor
+    n = s.nQ
+    per_entry = np.array([[[frame.g_dqdqdq(a, b, c) for c in range(n)] for b in range(n)]
+                          for a in range(n)])
+    assert_close(per_entry, pose.G3, **TIGHT)
 
 
 @pytest.mark.parametrize('seed', range(4))

@@ -9,7 +9,11 @@ with ``S_j`` the world-frame twist of config ``j`` (``hat`` its 4x4 matrix)::
     d2g/dq_a dq_b    = S_o^ S_m^ g                 (o the shallower, m the deeper of a, b)
     d(g^-1)/dq_a...  = (-1)^n g^-1 S_m^ ... S_o^   (reverse order)
 
-and body-velocity derivatives follow by the product rule on ``vb = g^-1 dg/dt``.
+and body-velocity derivatives follow by the product rule on ``vb = g^-1 dg/dt``.  The first
+and second derivatives of ``g`` and ``g^-1`` for every config at once come from
+:mod:`ros_vi.mechanics.pose` (``g``'s from the frame vectors, the one definition of a frame
+vector's derivatives); the per-entry products above give the third and fourth orders and
+the body velocity's derivatives.
 """
 import itertools
 

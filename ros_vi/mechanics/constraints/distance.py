@@ -97,6 +97,7 @@ class Distance(FrameConstraint):
     _stacked_constraint = True
 
     def _dot_terms(self, vectors):
+        # h = r . r - d^2 with r = p1 - p2 (the -d^2 term: _adjust_stacked)
         a, b = vectors.slot(self._frame1), vectors.slot(self._frame2)
         return (a, b, a, b, np.zeros(3))
 

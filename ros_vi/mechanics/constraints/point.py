@@ -240,6 +240,7 @@ class PointToPoint(FrameConstraint):
     _stacked_constraint = True
 
     def _dot_terms(self, vectors):
+        # h = (p1 - p2) . e_axis
         return (vectors.slot(self._frame1), vectors.slot(self._frame2), -1, -1,
                 np.eye(3)[self._axis])
 

@@ -73,6 +73,7 @@ class PointOnPlane(FrameConstraint):
     _stacked_constraint = True
 
     def _dot_terms(self, vectors):
+        # h = (p_plane - p_point) . (R_plane n)
         return (vectors.slot(self._plane), vectors.slot(self._pointf),
                 vectors.slot(self._plane, self._normal), -1, np.zeros(3))
 
