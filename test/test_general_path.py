@@ -15,9 +15,9 @@ import pytest
 import ros_vi as trep
 from ros_vi import const_se3, mimic, rx, ry, rz, tx, ty, tz
 from ros_vi.mechanics import dynamics
-from ros_vi.mechanics.constraints.point import _chain_derivatives
+from ros_vi.mechanics.framevectors import _chain_derivatives
 from ros_vi.mechanics.framevectors import frame_vectors
-from ros_vi.mechanics.tapemeasure import pose_derivatives
+from ros_vi.mechanics.pose import pose_derivatives
 
 from systems import assert_close, rotation, se3
 

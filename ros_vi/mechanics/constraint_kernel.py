@@ -38,12 +38,18 @@ the frame (unit twist ``S_c = (w, v)``): ``dp/dq_c = w x p + v`` and ``dx/dq_c =
 the frame's contribution to ``Dh[c]`` is ``S_c . (p x g + x x g_x, g)``, the twist paired with
 a wrench that is the same for every config on the frame's chain to the world.  One wrench
 per frame, one 6-vector product per config on its chain: O(depth) per constraint.
+
+The general path evaluates the same constraints (and their second and third derivatives)
+from the stacked frame vectors (:func:`ros_vi.mechanics.kernel.frame_dots`, see
+:mod:`ros_vi.mechanics.constraints.point`); these kernels are the compiled step's form of
+orders 0 and 1, kept for its speed (no (nc, nt, 3) derivative arrays), and
+``test/test_mechanics_formulas.py`` holds them to the general path's values.
 """
 import numpy as np
 from numba import njit
 
 from .constraints import Distance, Mimic, PointOnPlane, PointToPoint, PointToPoint1D
-from .kernel import fold_vector
+from .kernel import fold_vector, twist_dot_wrench
 
 DISTANCE, POINT, PLANE, MIMIC = 0, 1, 2, 3
 NCI = 4      # columns of CI
@@ -57,8 +63,7 @@ def _wrench_on_chain(S, fjoint, cparent, frame, m0, m1, m2, f0, f1, f2, sign, ro
     ``frame``."""
     c = fjoint[frame]
     while c >= 0:
-        row[c] += sign * (S[c, 0] * m0 + S[c, 1] * m1 + S[c, 2] * m2
-                          + S[c, 3] * f0 + S[c, 4] * f1 + S[c, 5] * f2)
+        row[c] += sign * twist_dot_wrench(S, c, m0, m1, m2, f0, f1, f2)
         c = cparent[c]
 
 

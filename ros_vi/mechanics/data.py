@@ -3,7 +3,11 @@
 A :class:`Model` is the structure, built once; a :class:`Data` is what changes: the
 configuration, velocity, acceleration, inputs and time, and the results computed for them.
 Several Data objects of one Model can be used side by side (a linearisation next to a
-running simulation, a batch of rollouts): nothing in a Data refers to another.
+running simulation, a batch of rollouts, two threads each evaluating its own state): nothing
+in a Data refers to another, and everything computed for a state -- the kernel terms, the
+stacked frame vectors and component batches, every component's memoised derivatives
+(:class:`StateMemo`) -- is kept in the Data of that state, never in the components or in
+module globals.
 
 Example
 -------
@@ -12,8 +16,6 @@ Example
 >>> from ros_vi.mechanics import dynamics
 >>> M = dynamics.mass_matrix(system.model, data)  # (nQd, nQd) at q = 0.3
 """
-import weakref
-
 import numpy as np
 
 
@@ -34,6 +36,7 @@ class Cache:
     third = None         # third partials of L
     force2 = None        # second derivatives of the forces
     dynamics2 = None     # second derivatives of the dynamics
+    components = None    # {owner: (tag, dict)}: results of components (state_results)
 
 
 class Data:
@@ -46,11 +49,13 @@ class Data:
     u : (nu,) float array of inputs [N, N m].
     t : float, time [s].
     cache : :class:`Cache`, replaced by :meth:`invalidate`.
+    hints : dict, {owner: :class:`OrderHint`}: which derivative order the stacked
+        evaluations compute at this Data's next states (kept across states).
 
     Writing into the arrays directly is allowed (it is what the hot path does), but must be
     followed by :meth:`invalidate`; :meth:`set` does both.
     """
-    __slots__ = ('q', 'dq', 'ddq', 'u', 't', 'cache')
+    __slots__ = ('q', 'dq', 'ddq', 'u', 't', 'cache', 'hints')
 
     def __init__(self, nq, nu):
         self.q = np.zeros(nq)
@@ -59,6 +64,7 @@ class Data:
         self.u = np.zeros(nu)
         self.t = 0.0
         self.cache = Cache()
+        self.hints = {}
 
     def invalidate(self):
         """Forget every cached result (call after writing into the arrays)."""
@@ -91,41 +97,91 @@ class Data:
         other.q, other.dq, other.ddq = self.q.copy(), self.dq.copy(), self.ddq.copy()
         other.u, other.t = self.u.copy(), self.t
         other.cache = Cache()
+        other.hints = {}
         return other
+
+    def __getstate__(self):
+        # a copy (deepcopy, pickle) has the state, not the results computed for it
+        return self.q, self.dq, self.ddq, self.u, self.t
+
+    def __setstate__(self, state):
+        self.q, self.dq, self.ddq, self.u, self.t = state
+        self.cache = Cache()
+        self.hints = {}
+
+    def order_hint(self, owner):
+        """The :class:`OrderHint` of ``owner`` (a stacked evaluation) for this Data."""
+        hint = self.hints.get(owner)
+        if hint is None:
+            hint = self.hints[owner] = OrderHint()
+        return hint
 
     def __repr__(self):
         return '<Data t=%g q=%s dq=%s u=%s>' % (self.t, self.q, self.dq, self.u)
 
 
+def state_results(data, owner, tag):
+    """The dict in which ``owner`` keeps its results for the current state of ``data``.
+
+    It lives in ``data.cache`` (so it is emptied by every change of the state, and two Data
+    never share one) and is replaced when ``tag`` differs from the one it was made for
+    (owners tag with the parameters they were computed for)."""
+    cache = data.cache
+    table = cache.components
+    if table is None:
+        table = cache.components = {}
+    entry = table.get(owner)
+    if entry is None or entry[0] != tag:
+        entry = table[owner] = (tag, {})
+    return entry[1]
+
+
+class OrderHint:
+    """The derivative order to compute at a new state: the highest asked at either of the
+    two states before it.  The integrator asks for first derivatives at every Newton
+    iterate and for second derivatives at all but the last, so at most states one pass
+    computes both (a second pass costs more than the second order alone).  One per Data
+    and stacked evaluation (:meth:`Data.order_hint`): it follows that Data's states."""
+
+    __slots__ = ('_state', '_asked', '_before')
+
+    def __init__(self):
+        self._state = None
+        self._asked = 0
+        self._before = (0, 0)
+
+    def order(self, state, order):
+        """Note that ``order`` is asked at ``state`` (the owner's results dict for the
+        current state, :func:`state_results`) and return the order to compute there (at
+        least ``order``)."""
+        if state is not self._state:
+            self._before = (self._before[1], self._asked)
+            self._state = state
+            self._asked = 0
+        if order > self._asked:
+            self._asked = order
+        return max(order, self._before[0], self._before[1])
+
+
 class StateMemo:
-    """A dict of results for a System's current state that empties itself whenever the
-    state or the structure changes (it compares the identity of ``system.data.cache``, which
-    is replaced on every change).  For components that memoise derived quantities (tape
+    """A component's results at the state its System evaluates (``system.data``: its own
+    Data, or the calling thread's :meth:`~ros_vi.mechanics.system.System.evaluate_at`
+    Data), kept in that Data (:func:`state_results`): emptied whenever the state, the
+    structure or a parameter changes.  For components that memoise derived quantities (tape
     measure lengths, frame poses, constraint derivatives) between calls at one state.
     """
 
+    __slots__ = ('_system', '_generation')
+
     def __init__(self, system):
         self._system = system
-        self._key = _dead
-        self._memo = {}
+        self._generation = 0
 
     def get(self):
         """The dict for the current state (empty after any change)."""
-        cache = self._system.data.cache
-        # a weak reference: a memo must not keep an old state's results alive (and a dead
-        # reference never matches, so a new Cache at a recycled address is not mistaken
-        # for the old one)
-        if self._key() is not cache:
-            self._key = weakref.ref(cache)
-            self._memo = {}
-        return self._memo
+        system = self._system
+        return state_results(system.data, self, (system.parameter_version, self._generation))
 
     def clear(self):
         """Forget everything (e.g. after a parameter of the owner changed)."""
-        self._key = _dead
-        self._memo = {}
-
-
-def _dead():
-    """Stands for a dead weak reference."""
-    return None
+        self._generation += 1

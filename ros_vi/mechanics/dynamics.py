@@ -8,7 +8,9 @@ Two kinds of function live here:
   :class:`~ros_vi.mechanics.data.Data`, cache their results in ``data.cache`` and never
   touch any other state, so any number of Data objects can be evaluated side by side.
 * ``f(system)``: sums over the System's own potentials, forces and constraints (Python
-  objects that read the System's current state, ``system.data``).
+  objects that read the state the System evaluates, ``system.data``: its own, or the Data
+  of the calling thread's ``system.evaluate_at`` block; the results are cached in that
+  Data too).
 
 Shapes: nQ configs (``model.nq``), nQd dynamic configs (``model.nd``), nu inputs, nc
 constraints.  Derivative arrays are indexed ``[output, input]``.
@@ -20,14 +22,13 @@ Example
 >>> dynamics.mass_matrix(system.model, data)           # (nQd, nQd)
 >>> v = dynamics.velocity_from_momentum(system.model, data, p)
 """
-import weakref
 from collections import namedtuple
 
 import numpy as np
 import scipy.linalg
 
 from .data import Cache
-from .framevectors import ComponentBatch, batch_of
+from .framevectors import ComponentBatch, constraint_groups, term_groups
 
 LagrangianTerms = namedtuple('LagrangianTerms', 'Lq Lv M Lvq Lqq T Vg')
 LagrangianTerms.__doc__ = """Kinetic energy minus kernel gravity at one state.
@@ -118,45 +119,12 @@ def velocity_from_momentum(model, data, p):
 
 
 # ---------------------------------------------------------------------- the System's terms
-def _stacked_class(obj):
-    """The class of ``obj`` if that very class evaluates all its members at once
-    (``_stacked_sums`` in its own namespace; subclasses keep per-object evaluation)."""
-    cls = type(obj)
-    return cls if cls.__dict__.get('_stacked_sums') is not None else None
-
-
-_GROUPS = weakref.WeakKeyDictionary()
-
-
-def _term_groups(system):
-    """``(potentials, forces)`` for the current structure: each a list whose entries are a
-    :class:`~ros_vi.mechanics.framevectors.ComponentBatch` (all the System's members of
-    one built-in class, summed at once) or a single component evaluated by its own array
-    methods, in System order."""
-    model = system.model
-    have = _GROUPS.get(system)
-    if have is None or have[0] is not model:
-        groups = []
-        for items in (system.general_potentials, system.forces):
-            out, seen = [], set()
-            for obj in items:
-                cls = _stacked_class(obj)
-                if cls is None:
-                    out.append(obj)
-                elif cls not in seen:
-                    seen.add(cls)
-                    out.append(batch_of(system, cls))
-            groups.append(out)
-        have = _GROUPS[system] = (model, groups[0], groups[1])
-    return have[1], have[2]
-
-
 def general_potential_energy(system):
     """Potential energy V [J] of the non-kernel potentials (``system.general_potentials``)
     at the System's current state: the members of a built-in class summed in one batch
     evaluation (shared with :func:`applied_forces` at the same state), the others by
     their own ``V()``."""
-    potentials, _ = _term_groups(system)
+    potentials, _ = term_groups(system)
     V = 0.0
     for entry in potentials:
         if isinstance(entry, ComponentBatch):
@@ -175,7 +143,7 @@ def applied_forces(system):
     if cache.applied_forces is None:
         nq = system.nQ
         V_dq, F = np.zeros(nq), np.zeros(nq)
-        potentials, forces = _term_groups(system)
+        potentials, forces = term_groups(system)
         for entry in potentials:
             if isinstance(entry, ComponentBatch):
                 out = entry.sums('first')
@@ -208,7 +176,7 @@ def applied_jacobians(system):
     if cache.applied_jacobians is None:
         nq = system.nQ
         V_dqdq, F_dq, F_ddq = np.zeros((nq, nq)), np.zeros((nq, nq)), np.zeros((nq, nq))
-        potentials, forces = _term_groups(system)
+        potentials, forces = term_groups(system)
         for entry in potentials:
             if isinstance(entry, ComponentBatch):
                 out = entry.sums('jacobian')
@@ -252,37 +220,10 @@ def applied_terms(system):
     return cache.applied
 
 
-def _constraint_groups(system):
-    """For the current structure: ``[(entry, rows)]`` covering every constraint once, an
-    entry being a :class:`~ros_vi.mechanics.framevectors.ComponentBatch` of a built-in
-    class evaluated together (``rows`` int array of its members' indices) or a single
-    constraint (``rows`` its index)."""
-    model = system.model
-    have = _CONSTRAINT_GROUPS.get(system)
-    if have is None or have[0] is not model:
-        groups, batches = [], {}
-        for i, con in enumerate(system.constraints):
-            cls = type(con)
-            if cls.__dict__.get('_stacked_constraint'):
-                if cls not in batches:
-                    batches[cls] = []
-                    groups.append((batch_of(system, cls), batches[cls]))
-                batches[cls].append(i)
-            else:
-                groups.append((con, i))
-        groups = [(e, np.array(r, dtype=np.int64) if isinstance(r, list) else r)
-                  for e, r in groups]
-        have = _CONSTRAINT_GROUPS[system] = (model, groups)
-    return have[1]
-
-
-_CONSTRAINT_GROUPS = weakref.WeakKeyDictionary()
-
-
 def constraint_values(system):
     """h(q) of every constraint, (nc,)."""
     out = np.zeros(system.nc)
-    for entry, rows in _constraint_groups(system):
+    for entry, rows in constraint_groups(system):
         if isinstance(entry, ComponentBatch):
             out[rows] = entry.get(1)[0]
         else:
@@ -293,7 +234,7 @@ def constraint_values(system):
 def constraint_jacobian(system):
     """Dh(q), (nc, nQ)."""
     out = np.zeros((system.nc, system.nQ))
-    for entry, rows in _constraint_groups(system):
+    for entry, rows in constraint_groups(system):
         if isinstance(entry, ComponentBatch):
             out[rows] = entry.get(1)[1]
         else:
@@ -305,7 +246,7 @@ def constraint_hessians(system):
     """d2h/dq2 of every constraint, (nc, nQ, nQ)."""
     nq = system.nQ
     out = np.zeros((system.nc, nq, nq))
-    for entry, rows in _constraint_groups(system):
+    for entry, rows in constraint_groups(system):
         if isinstance(entry, ComponentBatch):
             out[rows] = entry.get(2)[2]
         else:

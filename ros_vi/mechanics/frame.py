@@ -9,7 +9,11 @@ with ``S_j`` the world-frame twist of config ``j`` (``hat`` its 4x4 matrix)::
     d2g/dq_a dq_b    = S_o^ S_m^ g                 (o the shallower, m the deeper of a, b)
     d(g^-1)/dq_a...  = (-1)^n g^-1 S_m^ ... S_o^   (reverse order)
 
-and body-velocity derivatives follow by the product rule on ``vb = g^-1 dg/dt``.
+and body-velocity derivatives follow by the product rule on ``vb = g^-1 dg/dt``.  The first
+and second derivatives of ``g`` and ``g^-1`` for every config at once come from
+:mod:`ros_vi.mechanics.pose` (``g``'s from the frame vectors, the one definition of a frame
+vector's derivatives); the per-entry products above give the third and fourth orders and
+the body velocity's derivatives.
 """
 import itertools
 
@@ -18,6 +22,7 @@ import numpy as np
 from .config import Config
 from .data import StateMemo
 from .kernel import FIXED, ROT_X, ROT_Y, ROT_Z, TRANS_X, TRANS_Y, TRANS_Z
+from .pose import hat, pose_derivatives
 
 WORLD = 'world'
 RX, RY, RZ = 'rx', 'ry', 'rz'
@@ -28,16 +33,6 @@ CONST_SE3 = 'const_se3'
 TRANSFORM_KIND = {CONST_SE3: FIXED, WORLD: FIXED, RX: ROT_X, RY: ROT_Y, RZ: ROT_Z,
          TX: TRANS_X, TY: TRANS_Y, TZ: TRANS_Z}
 _ONE_PARAM = (RX, RY, RZ, TX, TY, TZ)
-
-
-def hat(twist):
-    """4x4 matrix of a twist ``(wx, wy, wz, vx, vy, vz)``."""
-    # Python numbers build the matrix faster than NumPy scalars
-    w0, w1, w2, v0, v1, v2 = twist.tolist() if isinstance(twist, np.ndarray) else twist
-    return np.array([[0.0, -w2, w1, v0],
-                     [w2, 0.0, -w0, v1],
-                     [-w1, w0, 0.0, v2],
-                     [0.0, 0.0, 0.0, 0.0]])
 
 
 def _local_twist(transform):
@@ -682,16 +677,10 @@ class Frame:
         return out
 
     def _stacked_pose(self):
-        """This frame's stacked pose derivatives at the current state (the
-        :mod:`~ros_vi.mechanics.tapemeasure` helper, every config at once: one evaluation
-        serves the whole config-by-config loop of a user force)."""
-        memo = self._results.get()
-        out = memo.get('stacked')
-        if out is None:
-            from .tapemeasure import pose_derivatives   # it imports this module
-            out = pose_derivatives(memo, self)
-            memo['stacked'] = out
-        return out
+        """This frame's stacked pose derivatives at the current state
+        (:class:`~ros_vi.mechanics.pose.PoseDerivatives`, every config at once: one
+        evaluation serves the whole config-by-config loop of a user force)."""
+        return pose_derivatives(self._results.get(), self)
 
     def _index_of(self, q):
         return self._system.get_config(q).index

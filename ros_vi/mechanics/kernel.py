@@ -498,10 +498,43 @@ def fold_axis(A, nq, leader, multiplier):
 # moves with the joint coordinates of the frame's chain; with S_a = (w_a, v_a) and a, b in
 # the chain, a shallower than or equal to b:
 #     dx/dq_a = w_a x x (+ v_a for a point),     d2x/dq_a dq_b = w_a x dx/dq_b
-# and zero for coordinates outside the chain (see ros_vi.mechanics.constraints.point).
+# and zero for coordinates outside the chain.  These two formulas are written once, in
+# vector_rate and cross (every derivative of a frame vector or pose in ros_vi comes from
+# frame_vectors, see ros_vi.mechanics.framevectors).  Paired with a force f at the point,
+# the first derivative reads g . dx/dq_a = S_a . (x x f, f): twist_dot_wrench, the form the
+# compiled constraint Jacobian and the collision separation rates use (O(1) per coordinate
+# for a whole wrench; test/test_mechanics_formulas.py compares the two forms).
 # frame_vectors and wrench_twists run on the joint coordinates (S (nt, 6)); their callers
 # fold the results onto the configs (Model.fold) when there are mimic frames, and
 # linear_springs and frame_dots take those folded config derivatives.
+
+
+@njit(cache=True)
+def cross(a0, a1, a2, b0, b1, b2):
+    """The cross product a x b of two 3-vectors given by their components."""
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(cache=True)
+def vector_rate(S, a, x0, x1, x2, point):
+    """dx/dq_a (3 components) of the world vector ``x`` fixed in a frame that joint
+    coordinate ``a`` moves: ``w_a x x``, plus ``v_a`` when ``point`` (x is a point, not a
+    direction); ``S (nt, 6)`` the unit twists ``(w, v)``."""
+    d0, d1, d2 = cross(S[a, 0], S[a, 1], S[a, 2], x0, x1, x2)
+    if point:
+        d0 = d0 + S[a, 3]
+        d1 = d1 + S[a, 4]
+        d2 = d2 + S[a, 5]
+    return d0, d1, d2
+
+
+@njit(cache=True)
+def twist_dot_wrench(S, c, m0, m1, m2, f0, f1, f2):
+    """``S_c . (m, f)``: the virtual work per unit dq_c of the wrench with moment ``m`` about
+    the world origin and force ``f`` (world frame), i.e. ``f . dp/dq_c`` for a force f at a
+    point p when ``m = p x f`` (see :func:`vector_rate`)."""
+    return (S[c, 0] * m0 + S[c, 1] * m1 + S[c, 2] * m2
+            + S[c, 3] * f0 + S[c, 4] * f1 + S[c, 5] * f2)
 
 
 @njit(cache=True)
@@ -534,25 +567,15 @@ def frame_vectors(R, P, S, item_frame, item_dir, item_point, chain_ptr, chain_cf
         lo, hi = chain_ptr[i], chain_ptr[i + 1]
         for j in range(lo, hi):
             a = chain_cfg[j]
-            w0, w1, w2 = S[a, 0], S[a, 1], S[a, 2]
-            d0 = w1 * x2 - w2 * x1
-            d1 = w2 * x0 - w0 * x2
-            d2 = w0 * x1 - w1 * x0
-            if item_point[i]:
-                d0 = d0 + S[a, 3]
-                d1 = d1 + S[a, 4]
-                d2 = d2 + S[a, 5]
-            D1[i, a, 0], D1[i, a, 1], D1[i, a, 2] = d0, d1, d2
+            D1[i, a, 0], D1[i, a, 1], D1[i, a, 2] = vector_rate(S, a, x0, x1, x2,
+                                                                item_point[i])
         if order >= 2:
             for j1 in range(lo, hi):
                 a = chain_cfg[j1]
                 w0, w1, w2 = S[a, 0], S[a, 1], S[a, 2]
                 for j2 in range(j1, hi):
                     b = chain_cfg[j2]
-                    y0, y1, y2 = D1[i, b, 0], D1[i, b, 1], D1[i, b, 2]
-                    c0 = w1 * y2 - w2 * y1
-                    c1 = w2 * y0 - w0 * y2
-                    c2 = w0 * y1 - w1 * y0
+                    c0, c1, c2 = cross(w0, w1, w2, D1[i, b, 0], D1[i, b, 1], D1[i, b, 2])
                     D2[i, a, b, 0], D2[i, a, b, 1], D2[i, a, b, 2] = c0, c1, c2
                     D2[i, b, a, 0], D2[i, b, a, 1], D2[i, b, a, 2] = c0, c1, c2
     return X, D1, D2
@@ -688,9 +711,7 @@ def wrench_twists(R, P, S, frame, kind, chain_ptr, chain_cfg, W, order):
                 l0, l1, l2 = b0, b1, b2
             else:
                 # velocity of the frame origin per unit dq_i: w_i x p + v_i
-                l0 = a1 * p2 - a2 * p1 + b0
-                l1 = a2 * p0 - a0 * p2 + b1
-                l2 = a0 * p1 - a1 * p0 + b2
+                l0, l1, l2 = vector_rate(S, i, p0, p1, p2, True)
             if k == BODY_WRENCH:
                 for r in range(3):
                     T0[w, i, r] = R[f, 0, r] * l0 + R[f, 1, r] * l1 + R[f, 2, r] * l2
@@ -706,19 +727,14 @@ def wrench_twists(R, P, S, frame, kind, chain_ptr, chain_cfg, W, order):
                 a = chain_cfg[j2]
                 if k == HYBRID_WRENCH:
                     o, m = (a, i) if j2 <= j1 else (i, a)
-                    # w_o x (origin velocity per unit dq_m)
-                    wm0, wm1, wm2 = S[m, 0], S[m, 1], S[m, 2]
-                    l0 = wm1 * p2 - wm2 * p1 + S[m, 3]
-                    l1 = wm2 * p0 - wm0 * p2 + S[m, 4]
-                    l2 = wm0 * p1 - wm1 * p0 + S[m, 5]
-                    wo0, wo1, wo2 = S[o, 0], S[o, 1], S[o, 2]
-                    T1[w, i, a, 0] = wo1 * l2 - wo2 * l1
-                    T1[w, i, a, 1] = wo2 * l0 - wo0 * l2
-                    T1[w, i, a, 2] = wo0 * l1 - wo1 * l0
+                    # w_o x (origin velocity per unit dq_m): the origin's second derivative
+                    l0, l1, l2 = vector_rate(S, m, p0, p1, p2, True)
+                    T1[w, i, a, 0], T1[w, i, a, 1], T1[w, i, a, 2] = cross(
+                        S[o, 0], S[o, 1], S[o, 2], l0, l1, l2)
                     if j2 < j1:
-                        T1[w, i, a, 3] = S[a, 1] * S[i, 2] - S[a, 2] * S[i, 1]
-                        T1[w, i, a, 4] = S[a, 2] * S[i, 0] - S[a, 0] * S[i, 2]
-                        T1[w, i, a, 5] = S[a, 0] * S[i, 1] - S[a, 1] * S[i, 0]
+                        # w_a x w_i: the rate of the direction w_i (fixed in i's frame)
+                        T1[w, i, a, 3], T1[w, i, a, 4], T1[w, i, a, 5] = cross(
+                            S[a, 0], S[a, 1], S[a, 2], S[i, 0], S[i, 1], S[i, 2])
                 elif k == SPATIAL_WRENCH:
                     if j2 < j1:
                         c = _ad(S[a, 0], S[a, 1], S[a, 2], S[a, 3], S[a, 4], S[a, 5],
@@ -828,7 +844,8 @@ def separation_rates_into(S, frame_anc, fa, fb, pa, pb, n, out):
     frames: none).  Writes ``out (k, nt)`` [m/rad or m/m].
 
     For a coordinate with unit twist ``S_c = (w, v)`` a point p moves at ``w x p + v``, so
-    ``n . (w x p + v) = S_c . (p x n, n)``: one 6-vector per end instead of a Jacobian."""
+    ``n . (w x p + v) = S_c . (p x n, n)`` (:func:`twist_dot_wrench`): one 6-vector per end
+    instead of a Jacobian."""
     k = fa.shape[0]
     nt = S.shape[0]
     for m in range(k):
@@ -841,9 +858,7 @@ def separation_rates_into(S, frame_anc, fa, fb, pa, pb, n, out):
         for c in range(nt):
             acc = 0.0
             if frame_anc[fb[m], c]:
-                acc += (S[c, 0] * bx0 + S[c, 1] * bx1 + S[c, 2] * bx2
-                        + S[c, 3] * n0 + S[c, 4] * n1 + S[c, 5] * n2)
+                acc += twist_dot_wrench(S, c, bx0, bx1, bx2, n0, n1, n2)
             if frame_anc[fa[m], c]:
-                acc -= (S[c, 0] * ax0 + S[c, 1] * ax1 + S[c, 2] * ax2
-                        + S[c, 3] * n0 + S[c, 4] * n1 + S[c, 5] * n2)
+                acc -= twist_dot_wrench(S, c, ax0, ax1, ax2, n0, n1, n2)
             out[m, c] = acc

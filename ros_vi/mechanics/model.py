@@ -37,6 +37,7 @@ class Model:
     cframe (nt,) int, cparent (nt,) int, corder (nj,) int (coordinates with frames, parents
     first), anc (nt, nt) bool: ``anc[a, b]`` a drives an ancestor-or-self frame of b's frame,
     frame_anc (nf, nt) bool: coordinate c moves frame f, cdepth (nt,) int,
+    :meth:`frame_chain` (f): the coordinates that move frame f, shallow to deep,
     mimic_frames (n_mimic,) int, mimic_leader (n_mimic,) int (a config),
     mimic_multiplier, mimic_offset (n_mimic,): theta[nq + k] = multiplier q[leader] + offset,
     gravity (3,) [m/s^2]: the gravity the kernel evaluates (sum of the Gravity potentials),
@@ -71,12 +72,14 @@ class Model:
         self.cdepth = np.zeros(nt, dtype=np.int64)
         mass_frames = []
         corder = []
+        chains = [()] * nf
         for i, f in enumerate(frames):
             par = f.parent
             if par is not None:
                 self.parent[i] = index[id(par)]
                 self.frame_anc[i] = self.frame_anc[self.parent[i]]
                 self.fjoint[i] = self.fjoint[self.parent[i]]
+                chains[i] = chains[self.parent[i]]
             self.kind[i] = TRANSFORM_KIND[f.transform_type]
             self._set_constant(i, f)
             if f.config is not None or f.mimic is not None:
@@ -87,6 +90,7 @@ class Model:
                 self.cdepth[c] = int(self.frame_anc[i].sum())
                 self.frame_anc[i, c] = True
                 self.fjoint[i] = c
+                chains[i] = chains[i] + (c,)
                 corder.append(c)
             inertia = f.inertia
             if f.mass != 0.0 or np.any(inertia != 0.0):
@@ -94,6 +98,10 @@ class Model:
                 self.Ib[i] = inertia
                 mass_frames.append(i)
         self.mass_frames = np.array(mass_frames, dtype=np.int64)
+        # a frame's chain is its parent's and its own coordinate below: shallow to deep
+        self._chains = [np.array(c, dtype=np.int64) for c in chains]
+        for c in self._chains:
+            c.flags.writeable = False
         self.corder = np.array(corder, dtype=np.int64)
         self.anc = np.zeros((nt, nt), dtype=np.bool_)
         for c in corder:
@@ -107,6 +115,12 @@ class Model:
         self._coordinates = [[(1.0, c)] for c in range(nq)]
         for k, lead in enumerate(self.mimic_leader):
             self._coordinates[lead].append((float(self.mimic_multiplier[k]), nq + k))
+
+    def frame_chain(self, f):
+        """The joint coordinates that move frame ``f`` (int array, read only), ordered shallow
+        to deep (each deeper one's frame lies below the shallower one's); every derivative of
+        the frame's pose in another coordinate is zero."""
+        return self._chains[f]
 
     def config_coordinates(self, c):
         """``[(rate, theta)]``: the joint coordinates config ``c`` drives and d theta/d q_c

@@ -1,5 +1,6 @@
 """System: a mechanical system in generalized coordinates (trep's ``System``)."""
 import contextlib
+import threading
 
 import numpy as np
 import scipy.linalg
@@ -10,6 +11,7 @@ from . import dynamics
 from .config import Config, Input
 from .data import Data
 from .frame import WORLD, Frame
+from .framevectors import Stacking
 from .model import Model
 
 
@@ -68,7 +70,9 @@ class System:
         self._hold = 0
         self._dirty = True
         self._model = None
-        self._data = Data(0, 0)
+        self._own_data = Data(0, 0)
+        self._evaluating = {}       # thread ident -> the Data of its evaluate_at block
+        self._stacking = Stacking(self)
         self._param_version = 0   # bumped when built-in parameters or constants change
         self._hold = 1
         self._world = Frame(self, WORLD, name='World')
@@ -119,7 +123,16 @@ class System:
     def _parameters_changed(self):
         """A built-in parameter (spring constant, damping, ...) changed."""
         self._param_version += 1
-        self._data.invalidate()
+        self._invalidate_results()
+
+    def _invalidate_results(self):
+        """Forget the results computed for the System's own state and for the state this
+        thread evaluates (results kept in other Data are tagged with the parameter version
+        they were computed for)."""
+        self._own_data.invalidate()
+        data = self._data
+        if data is not self._own_data:
+            data.invalidate()
 
     @property
     def parameter_version(self):
@@ -131,7 +144,7 @@ class System:
     def _structure_changed(self):
         self._param_version += 1
         self._dirty = True
-        self._data.invalidate()
+        self._invalidate_results()
         if self._hold == 0:
             self._update_structure()
 
@@ -163,7 +176,7 @@ class System:
                 if 0 <= j < arr.shape[0]:
                     new[i] = arr[j]
             return new
-        old = self._data
+        old = self._own_data
         data = Data(len(configs), len(self._inputs_list))
         prev = {id(c): c._index for c in self._configs_list}
         data.q = carry(old.q, len(configs), configs, lambda c: prev[id(c)])
@@ -173,7 +186,7 @@ class System:
         data.u = carry(old.u, len(self._inputs_list), self._inputs_list,
                        lambda u: prev_u[id(u)])
         data.t = old.t
-        self._data = data
+        self._own_data = data
         for i, c in enumerate(configs):
             c._index = i
             c._k_index = i - len(dyn) if c._kinematic else -1
@@ -311,6 +324,18 @@ class System:
     def _invalidate(self):
         self._data.invalidate()
 
+    def __getstate__(self):
+        # a copy (deepcopy, pickle) has the structure and the state; the stacking tables
+        # (with their lock) are rebuilt on first use and no evaluate_at block carries over
+        state = self.__dict__.copy()
+        del state['_stacking'], state['_evaluating']
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._evaluating = {}
+        self._stacking = Stacking(self)
+
     def _set_component(self, attr, index, value, who):
         value = float(value)
         if not np.isfinite(value):
@@ -415,13 +440,15 @@ class System:
 
     @property
     def data(self):
-        """The System's own :class:`~ros_vi.mechanics.data.Data`: the state that ``q``,
-        ``dq``, ``u``, ``t``, the Config attributes and every trep method read and write.
+        """The :class:`~ros_vi.mechanics.data.Data` the System evaluates: its own -- the
+        state that ``q``, ``dq``, ``u``, ``t``, the Config attributes and every trep method
+        read and write -- or, inside an :meth:`evaluate_at` block, that block's Data (for
+        the thread that opened the block).
 
-        The rule for who moves it: trep's authoring API (setters, ``f()``,
-        ``satisfy_constraints``...) and the System's own :class:`MidpointVI` do; after a
-        ``step`` it holds the midpoint of that step, as trep leaves it (q = (q1 + q2)/2,
-        dq = (q2 - q1)/dt, u = u1, t = (t1 + t2)/2).  Anything else (a controller, a
+        The rule for who moves the System's own Data: trep's authoring API (setters,
+        ``f()``, ``satisfy_constraints``...) and the System's own :class:`MidpointVI` do;
+        after a ``step`` it holds the midpoint of that step, as trep leaves it (q = (q1 +
+        q2)/2, dq = (q2 - q1)/dt, u = u1, t = (t1 + t2)/2).  Anything else (a controller, a
         linearisation, a simulation's outputs, a rollout) evaluates on its own
         ``model.create_data()`` and never moves this one."""
         self._ensure_structure()
@@ -429,26 +456,45 @@ class System:
 
     @contextlib.contextmanager
     def evaluate_at(self, data):
-        """Within the block, every method of the System and its components reads ``data``
-        (a Data of this System's model) instead of the System's own state, which is left
-        untouched.  For users of the full trep API (energies with all potentials, ``f()``,
-        constraints) on a state of their own::
+        """Within the block, every method of the System and its components called from this
+        thread reads ``data`` (a Data of this System's model) instead of the System's own
+        state, which is left untouched.  For users of the full trep API (energies with all
+        potentials, ``f()``, constraints) on a state of their own::
 
             data = system.model.create_data()
             data.set(q, v)
             with system.evaluate_at(data):
                 E = system.total_energy()
+
+        The block applies to the calling thread only: other threads keep evaluating the
+        System's own state (a stepping thread is not disturbed) or their own blocks' Data.
+        Everything computed is kept in ``data``, so two threads, each evaluating its own
+        Data, share no results (blocks nest; each Data is for one thread at a time).
         """
         model = self.model
         if data.q.shape != (model.nq,) or data.u.shape != (model.nu,):
             raise ValueError('evaluate_at: data has %d configs and %d inputs, the system %d '
                              'and %d' % (data.q.shape[0], data.u.shape[0], model.nq, model.nu))
-        own = self._data
-        self._data = data
+        thread = threading.get_ident()
+        outer = self._evaluating.get(thread)
+        self._evaluating[thread] = data
         try:
             yield data
         finally:
-            self._data = own
+            if outer is None:
+                del self._evaluating[thread]
+            else:
+                self._evaluating[thread] = outer
+
+    @property
+    def _data(self):
+        """The Data this thread evaluates (see :attr:`data`), without a structure update."""
+        evaluating = self._evaluating
+        if evaluating:
+            data = evaluating.get(threading.get_ident())
+            if data is not None:
+                return data
+        return self._own_data
 
     # state arrays of the System's Data, for the System's own components
     _q = property(lambda self: self._data.q)

@@ -1,112 +1,19 @@
 """TapeMeasure: length of the polyline through frame origins, and its derivatives
-(trep's ``TapeMeasure``), plus the stacked pose-derivative helper the distance springs,
-dampers and wrenches are built on.
+(trep's ``TapeMeasure``).
 
-Pose derivatives
-----------------
-With ``S_c`` the world-frame twist of config ``c`` (``hat`` its 4x4 matrix, zero unless
-``c`` moves the frame), the derivatives of a frame's world pose ``g`` are ordered products
-(shallowest config leftmost, see :mod:`ros_vi.mechanics.frame`)::
-
-    dg/dq_a               = S_a^ g
-    d2g/dq_a dq_b         = S_o^ S_m^ g              (o shallower, m deeper)
-    d3g/dq_a dq_b dq_c    = S_1^ S_2^ S_3^ g         (sorted shallow to deep)
-    d(g^-1)/dq_a          = -g^-1 S_a^
-    d2(g^-1)/dq_a dq_b    = g^-1 S_m^ S_o^
-
-:class:`_PoseDerivatives` stacks these for every config at once, (nQ, 4, 4),
-(nQ, nQ, 4, 4) and (nQ, nQ, nQ, 4, 4), computed once per system state (over joint
-coordinates, then folded onto the configs when the system has mimic frames).
+The derivatives of the frame origins come from the System's frame-vector registry
+(:mod:`ros_vi.mechanics.framevectors`, the one definition of a frame vector's derivatives),
+computed once per state.
 """
 import numpy as np
 
 from ._derivcheck import check
 from .data import StateMemo
-from .frame import Frame, hat, resolve_frame
+from .frame import resolve_frame
+from .framevectors import frame_vectors
 
 #: segments shorter than this [m] have no defined direction: derivatives raise ValueError
 ZERO_LENGTH = 1e-12
-
-
-class _PoseDerivatives:
-    """Stacked derivatives of one frame's world pose at the current state.
-
-    Attributes are computed lazily: ``g``, ``ginv`` (4, 4); ``G1``, ``GI1`` (nQ, 4, 4);
-    ``G2``, ``GI2`` (nQ, nQ, 4, 4); ``G3`` (nQ, nQ, nQ, 4, 4).  ``G1[a] = dg/dq_a`` etc.
-    """
-
-    def __init__(self, frame):
-        system = frame._system
-        model = system.model
-        R, P, S = system._kinematics()
-        i = frame.index
-        g = np.eye(4)
-        g[:3, :3] = R[i]
-        g[:3, 3] = P[i]
-        ginv = np.eye(4)
-        ginv[:3, :3] = R[i].T
-        ginv[:3, 3] = -R[i].T @ P[i]
-        self.g = g
-        self.ginv = ginv
-        nq = model.nt           # joint coordinates; folded onto configs (Model.fold)
-        mask = model.frame_anc[i]
-        H = np.zeros((nq, 4, 4))
-        for c in np.nonzero(mask)[0]:
-            H[c] = hat(S[c])
-        self._H = H
-        self._model = model
-        self._depth = model.cdepth
-        self._nq = nq
-        self._G2 = self._GI2 = self._G3 = self._HH = None
-        self.G1 = model.fold(H @ g)
-        self.GI1 = model.fold(-(ginv @ H))
-
-    def _ordered_pairs(self):
-        """(ordered, reversed, raw): ``H[o] H[m]``, ``H[m] H[o]`` and ``H[a] H[b]`` for
-        every pair (a, b), o the shallower and m the deeper of a, b."""
-        if self._HH is None:
-            H = self._H
-            raw = H[:, None] @ H[None, :]                   # raw[a, b] = H[a] H[b]
-            d = self._depth
-            shallow_first = (d[:, None] <= d[None, :])[:, :, None, None]
-            swapped = raw.transpose(1, 0, 2, 3)
-            self._HH = (np.where(shallow_first, raw, swapped),
-                        np.where(shallow_first, swapped, raw), raw)
-        return self._HH
-
-    @property
-    def G2(self):
-        if self._G2 is None:
-            self._G2 = self._model.fold(self._ordered_pairs()[0] @ self.g, (0, 1))
-        return self._G2
-
-    @property
-    def GI2(self):
-        if self._GI2 is None:
-            self._GI2 = self._model.fold(self.ginv @ self._ordered_pairs()[1], (0, 1))
-        return self._GI2
-
-    @property
-    def G3(self):
-        if self._G3 is None:
-            nq = self._nq
-            H = self._H
-            HHH = self._ordered_pairs()[2][:, :, None] @ H[None, None, :]
-            idx = np.stack(np.meshgrid(np.arange(nq), np.arange(nq), np.arange(nq),
-                                       indexing='ij'))
-            order = np.argsort(self._depth[idx], axis=0, kind='stable')
-            s = np.take_along_axis(idx, order, axis=0)
-            self._G3 = self._model.fold(HHH[s[0], s[1], s[2]] @ self.g, (0, 1, 2))
-        return self._G3
-
-
-def pose_derivatives(cache, frame):
-    """Cached :class:`_PoseDerivatives` of ``frame`` in a :class:`StateMemo` dict."""
-    key = ('pose', id(frame))
-    out = cache.get(key)
-    if out is None:
-        out = cache[key] = _PoseDerivatives(frame)
-    return out
 
 
 class TapeMeasure:
@@ -167,19 +74,13 @@ class TapeMeasure:
         key = ('segments', order)
         if key in cache:
             return cache[key]
-        poses = [pose_derivatives(cache, f) for f in self._frames]
+        vectors = frame_vectors(self._system)
+        slots = [vectors.slot(f) for f in self._frames]       # all slots before the arrays
+        points = [vectors.vector(i, order) for i in slots]
         out = []
-        for k in range(len(poses) - 1):
-            a, b = poses[k], poses[k + 1]
-            v = b.g[:3, 3] - a.g[:3, 3]
-            ders = []
-            if order >= 1:
-                ders.append(b.G1[:, :3, 3] - a.G1[:, :3, 3])
-            if order >= 2:
-                ders.append(b.G2[..., :3, 3] - a.G2[..., :3, 3])
-            if order >= 3:
-                ders.append(b.G3[..., :3, 3] - a.G3[..., :3, 3])
-            out.append((v, ders))
+        for a, b in zip(points[:-1], points[1:]):
+            v = b[0] - a[0]
+            out.append((v, [y - x for x, y in zip(a[1:], b[1:])]))
         cache[key] = out
         return out
 

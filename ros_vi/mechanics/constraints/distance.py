@@ -4,7 +4,7 @@ import numpy as np
 from ..config import Config
 from ..constraint import Constraint
 from ..frame import resolve_frame
-from .point import FrameConstraint, bilinear, bilinear_fourth
+from .point import FrameConstraint
 
 
 class Distance(FrameConstraint):
@@ -97,6 +97,7 @@ class Distance(FrameConstraint):
     _stacked_constraint = True
 
     def _dot_terms(self, vectors):
+        # h = r . r - d^2 with r = p1 - p2 (the -d^2 term: _adjust_stacked)
         a, b = vectors.slot(self._frame1), vectors.slot(self._frame2)
         return (a, b, a, b, np.zeros(3))
 
@@ -108,26 +109,3 @@ class Distance(FrameConstraint):
             out[1][row, k] -= 2.0 * d
             if order >= 2:
                 out[2][row, k, k] -= 2.0
-
-    def _compute(self, order):
-        a = self._point(self._frame1, order)
-        b = self._point(self._frame2, order)
-        r = [x - y for x, y in zip(a, b)]
-        out = bilinear(r, r, order)
-        d = self.distance
-        out[0] = out[0] - d * d
-        if self._config is not None and order >= 1:
-            k = self._config.index
-            out[1] = out[1].copy()
-            out[1][k] -= 2.0 * d
-            if order >= 2:
-                out[2] = out[2].copy()
-                out[2][k, k] -= 2.0
-        return out
-
-    def h_dqdqdqdq(self, q1, q2, q3, q4):
-        idx = tuple(self._system.get_config(c).index for c in (q1, q2, q3, q4))
-
-        def r(sub):
-            return self._vec_sub(self._frame1, sub) - self._vec_sub(self._frame2, sub)
-        return bilinear_fourth(r, r, idx)

@@ -1,32 +1,31 @@
-"""Point-to-point constraints (trep's ``constraints.PointToPoint1D/2D/3D``).
+"""Point-to-point constraints (trep's ``constraints.PointToPoint1D/2D/3D``), and the
+evaluation shared by every built-in frame constraint (``Distance``, ``PointOnPlane``).
 
-Also holds the vectorised world-vector derivative machinery shared by every built-in
-constraint (``Distance``, ``PointOnPlane``).
+Each built-in frame constraint is a dot product of frame vectors, ``h = f . g`` (minus a
+term of the configs for ``Distance``), described once by its ``_dot_terms``: ``f`` and ``g``
+are differences of rows of the System's frame-vector registry
+(:mod:`ros_vi.mechanics.framevectors`, whose kernel is the one definition of a frame
+vector's derivatives) or a constant.  Every derivative follows from that description:
 
-Derivatives of frame-attached world vectors
--------------------------------------------
-With ``S_a = (w_a, v_a)`` the world twist of config ``a`` (``System._kinematics()``), a point
-``p`` fixed in a frame and a direction ``n`` fixed in a frame (world value ``x = R n``) obey,
-for configs ``a, b, c`` that move the frame, ordered shallow to deep (``o <= m <= d``)::
+* orders 0 to 2 for all the System's constraints of one class at once, by the compiled
+  :func:`ros_vi.mechanics.kernel.frame_dots` (the per-object methods ``h()``,
+  ``h_dq(q1)``, ``h_dqdq_array()`` ... read their row; a subclass is evaluated the same way
+  by a batch of its own);
+* the third order by :func:`bilinear_third` from the vectors' third derivatives, the fourth
+  by :func:`bilinear_fourth` (Leibniz over the frames' fourth pose derivatives).
 
-    dx/dq_a            = w_a x x (+ v_a for a point)          =: D1_a
-    d2x/dq_o dq_m      = w_o x D1_m
-    d3x/dq_o dq_m dq_d = w_o x (w_m x D1_d)
-
-and zero whenever a config does not move the frame.  All configs that move one frame lie
-on its chain to the world, so their depths are distinct and the order is well defined.
-With mimic frames these formulas run over joint coordinates (``S`` has one row per joint
-coordinate) and are then folded onto the configs (``Model.fold``).
+The compiled step evaluates orders 0 and 1 of the same constraints by
+:mod:`ros_vi.mechanics.constraint_kernel` (the form of the Jacobian it can afford per
+Newton iterate); ``test/test_mechanics_formulas.py`` compares the two.
 """
 import itertools
-import weakref
 
 import numpy as np
 
 from .._derivcheck import abstract
 from ..constraint import Constraint
 from ..data import StateMemo
-from ..frame import Frame, resolve_frame
+from ..frame import resolve_frame
 from .. import kernel
 from ..framevectors import batch_of, frame_vectors
 
@@ -35,79 +34,6 @@ _PLANES = {'xy': (0, 1), 'xz': (0, 2), 'yz': (1, 2)}
 
 
 # ---------------------------------------------------------------------- shared helpers
-def _cross(a, b):
-    """Cross product over the last axis with broadcasting (np.cross is slow for small arrays)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
-
-
-_CHAINS = weakref.WeakKeyDictionary()
-
-
-def _chain(model, i):
-    """Joint coordinates that move frame ``i``, shallow to deep (cached per Model)."""
-    chains = _CHAINS.get(model)
-    if chains is None:
-        chains = _CHAINS[model] = {}
-    chain = chains.get(i)
-    if chain is None:
-        anc = np.nonzero(model.frame_anc[i])[0]
-        chain = chains[i] = anc[np.argsort(model.cdepth[anc], kind='stable')]
-    return chain
-
-
-def _chain_derivatives(system, frame, order, direction=None):
-    """World vector attached to ``frame`` and its q-derivatives up to ``order`` (<= 3).
-
-    ``direction`` None: the frame origin p (3,) [m]; else the (3,) direction given in frame
-    coordinates, mapped to world coordinates R n.  Returns a list ``[x (3,), D1 (nQ, 3),
-    D2 (nQ, nQ, 3), D3 (nQ, nQ, nQ, 3)]`` truncated after ``order``.
-    """
-    R, P, S = system._kinematics()
-    model = system.model
-    nq = model.nt           # over joint coordinates; folded onto configs at the end
-    i = frame.index
-    if direction is None:
-        x = P[i].copy()
-    else:
-        x = R[i] @ direction
-    out = [x]
-    if order < 1:
-        return out
-    chain = _chain(model, i)
-    k = chain.size
-    W = S[chain, :3]
-    d1c = _cross(W, x)
-    if direction is None:
-        d1c = d1c + S[chain, 3:]
-    D1 = np.zeros((nq, 3))
-    D1[chain] = d1c
-    out.append(model.fold(D1))
-    if order < 2:
-        return out
-    # C[a, b] = w_a x D1_b  (chain positions); D2[a, b] = C[min, max]
-    C = _cross(W[:, None, :], d1c[None, :, :]) if k else np.zeros((0, 0, 3))
-    upper = np.triu(np.ones((k, k), dtype=bool))
-    d2c = np.where(upper[:, :, None], C, C.transpose(1, 0, 2))
-    D2 = np.zeros((nq, nq, 3))
-    D2[np.ix_(chain, chain)] = d2c
-    out.append(model.fold(D2, (0, 1)))
-    if order < 3:
-        return out
-    # T[a, b, c] = w_a x C[b, c]; D3[a, b, c] = T[sorted(a, b, c)]
-    D3 = np.zeros((nq, nq, nq, 3))
-    if k:
-        T = _cross(W[:, None, None, :], C[None, :, :, :])
-        grid = np.stack(np.meshgrid(np.arange(k), np.arange(k), np.arange(k),
-                                    indexing='ij'), axis=-1)
-        srt = np.sort(grid, axis=-1)
-        d3c = T[srt[..., 0], srt[..., 1], srt[..., 2]]
-        D3[np.ix_(chain, chain, chain)] = d3c
-    out.append(model.fold(D3, (0, 1, 2)))
-    return out
-
-
 def _fourth(frame, configs, direction=None):
     """d^4 x / dq_a dq_b dq_c dq_d (3,) for the origin (or a frame-fixed direction)."""
     g4 = frame.g_dqdqdqdq(*configs)
@@ -116,45 +42,14 @@ def _fourth(frame, configs, direction=None):
     return g4[:3, :3] @ direction
 
 
-class _VectorQuantity:
-    """Derivative memo (one state at a time).
-
-    Results live in a :class:`StateMemo` (emptied on every state or structure change), so
-    they are computed once per state.
-    One memo per System holds frame-vector derivatives shared by all its constraints (two
-    PointToPoint axes of the same frames compute the frame derivatives once); each
-    constraint keeps its own memo for its h derivatives.
-    """
-
-    def __init__(self, system):
-        self.state = StateMemo(system)
-
-    def get(self, tag, order, compute):
-        memo = self.state.get()
-        have = memo.get(tag)
-        if have is None or len(have) <= order:
-            have = memo[tag] = compute(order)
-        return have
-
-
-def bilinear(f, g, order):
-    """Derivatives of the scalar f . g from derivative lists of f and g (see
-    :func:`_chain_derivatives`), returned as ``[h, h_dq (nQ,), h_dqdq (nQ, nQ),
-    h_dqdqdq (nQ, nQ, nQ)]`` up to ``order``."""
-    out = [float(f[0] @ g[0])]
-    if order >= 1:
-        out.append(f[1] @ g[0] + g[1] @ f[0])
-    if order >= 2:
-        cross = f[1] @ g[1].T
-        out.append(f[2] @ g[0] + g[2] @ f[0] + cross + cross.T)
-    if order >= 3:
-        # f_ab.g_c + f_ac.g_b + f_bc.g_a and the same with f <-> g:
-        # pair[a, b, c] = f_ab.g_c + g_ab.f_c, summed over the three choices of the single
-        pair = np.einsum('abi,ci->abc', f[2], g[1]) + np.einsum('abi,ci->abc', g[2], f[1])
-        t = (f[3] @ g[0] + g[3] @ f[0] + pair + pair.transpose(0, 2, 1)
-             + pair.transpose(2, 0, 1))
-        out.append(t)
-    return out
+def bilinear_third(f, g):
+    """d3 (f . g)/dq3 (nQ, nQ, nQ) from the derivative lists ``[x, D1, D2, D3]`` of two
+    vectors (:meth:`~ros_vi.mechanics.framevectors.FrameVectors.vector`)."""
+    # f_ab.g_c + f_ac.g_b + f_bc.g_a and the same with f <-> g:
+    # pair[a, b, c] = f_ab.g_c + g_ab.f_c, summed over the three choices of the single
+    pair = np.einsum('abi,ci->abc', f[2], g[1]) + np.einsum('abi,ci->abc', g[2], f[1])
+    return (f[3] @ g[0] + g[3] @ f[0] + pair + pair.transpose(0, 2, 1)
+            + pair.transpose(2, 0, 1))
 
 
 def bilinear_fourth(fd, gd, idx):
@@ -169,45 +64,35 @@ def bilinear_fourth(fd, gd, idx):
     return total
 
 
-_SHARED = weakref.WeakKeyDictionary()
-
-
-def _shared_memo(system):
-    memo = _SHARED.get(system)
-    if memo is None:
-        memo = _SHARED[system] = _VectorQuantity(system)
-    return memo
-
-
 class FrameConstraint(Constraint):
-    """Shared plumbing: memoised vector derivative tensors and the per-config API."""
+    """A constraint ``h = f . g`` over frame vectors (see the module docstring): the
+    evaluation of every order and the per-config API.  Subclasses define
+    :meth:`_dot_terms` (and :meth:`_adjust_stacked` for a term of the configs)."""
 
     def _setup_memo(self, system):
-        self._memo = _VectorQuantity(system)
-        self._vmemo = _shared_memo(system)
+        self._memo = StateMemo(system)
 
-    def _direction(self, frame, order, direction):
-        """Derivatives of the frame-fixed direction ``direction`` (world R n), memoised."""
-        if order <= 2:
-            return self._stacked(frame, order, direction)
-        tag = ('n', frame.index, direction.tobytes())
-        return self._vmemo.get(tag, order, lambda m: _chain_derivatives(
-            self._system, frame, m, direction))
-
-    #: True in the namespace of a class whose members are evaluated together up to second
-    #: order (``_dot_terms``; :func:`stacked_constraint_values`); subclasses opt in anew.
+    #: True in the namespace of a built-in class: the System evaluates all its members
+    #: together (:func:`~ros_vi.mechanics.framevectors.constraint_groups`); a subclass,
+    #: which may redefine ``h``, is evaluated through its own methods.
     _stacked_constraint = False
 
-    def _derivs(self, order):
-        """``[h, h_dq, h_dqdq, h_dqdqdq]`` up to ``order`` at the current state (memoised;
-        h alone is computed with its gradient, which the integrator asks for next)."""
-        order = max(order, 1)
-        if order <= 2 and type(self).__dict__.get('_stacked_constraint'):
-            batch = batch_of(self._system, type(self))
-            h, h1, h2 = batch.get(order)
-            row = batch.row(self)
-            return [h[row], h1[row], h2[row]][:order + 1]
-        return self._memo.get('h', order, self._compute)
+    def _compute(self, order):
+        """``[h, h_dq (nQ,), h_dqdq (nQ, nQ), h_dqdqdq (nQ, nQ, nQ)][:order + 1]`` at the
+        current state (shared arrays: read only).  Orders up to 2 are the rows of this
+        constraint in its class's batch (h alone is computed with its gradient, which the
+        integrator asks for next); the third is computed once per state."""
+        batch = batch_of(self._system, type(self))
+        h, h1, h2 = batch.get(min(max(order, 1), 2))
+        row = batch.row(self)
+        out = [h[row], h1[row], h2[row]][:order + 1]
+        if order >= 3:
+            memo = self._memo.get()
+            third = memo.get('third')
+            if third is None:
+                third = memo['third'] = bilinear_third(*self._factors(3))
+            out.append(third)
+        return out
 
     def _dot_terms(self, vectors):
         """This constraint as ``h = f . g`` over the frame vectors of the registry
@@ -217,7 +102,33 @@ class FrameConstraint(Constraint):
 
     def _adjust_stacked(self, row, out, order):
         """Add what ``h = f . g`` leaves out to this member's rows of the stacked ``out``
-        ``[h (M,), h_q (M, nQ), h_qq (M, nQ, nQ)]`` (nothing by default)."""
+        ``[h (M,), h_q (M, nQ), h_qq (M, nQ, nQ)]`` (nothing by default; it must have no
+        third or fourth derivative)."""
+
+    def _factors(self, order):
+        """The derivative lists ``[x, D1, ...][:order + 1]`` of f and of g."""
+        vectors = frame_vectors(self._system)
+        fa, fb, ga, gb, e = self._dot_terms(vectors)
+
+        def difference(a, b):
+            x = vectors.vector(a, order)
+            return x if b < 0 else [u - v for u, v in zip(x, vectors.vector(b, order))]
+        f = difference(fa, fb)
+        if ga >= 0:
+            return f, difference(ga, gb)
+        return f, [e] + [np.zeros(d.shape) for d in f[1:]]
+
+    def _vector_along(self, vectors, slot, subset):
+        """(3,) derivative of the registry vector ``slot`` along a tuple of config indices
+        (length <= 4)."""
+        n = len(subset)
+        if n == 4:
+            frame, direction = vectors.item(slot)
+            configs = self._system.configs
+            return _fourth(self._system.frames[frame], [configs[c] for c in subset],
+                           direction)
+        d = vectors.vector(slot, n)[n]
+        return d[subset] if n else d
 
     @staticmethod
     def _stacked_compute(batch, order):
@@ -243,63 +154,47 @@ class FrameConstraint(Constraint):
                 c._adjust_stacked(row, out, order)
         return out
 
-    def _compute(self, order):
-        raise abstract(self, '_compute')
-
-    def _point(self, frame, order):
-        if order <= 2:
-            return self._stacked(frame, order)
-        return self._vmemo.get(('p', frame.index), order,
-                              lambda n: _chain_derivatives(self._system, frame, n))
-
-    def _stacked(self, frame, order, direction=None):
-        """``[x, D1, D2][:order + 1]`` from the System's stacked frame vectors (shared
-        arrays: read only)."""
-        vectors = frame_vectors(self._system)
-        i = vectors.slot(frame, direction)
-        X, D1, D2 = vectors.get(order)
-        return [X[i], D1[i], D2[i]][:order + 1]
-
     def h(self):
-        return float(self._derivs(0)[0])
+        return float(self._compute(0)[0])
 
     def h_dq(self, q1):
-        return float(self._derivs(1)[1][self._system.get_config(q1).index])
+        return float(self._compute(1)[1][self._system.get_config(q1).index])
 
     def h_dqdq(self, q1, q2):
         s = self._system
-        return float(self._derivs(2)[2][s.get_config(q1).index, s.get_config(q2).index])
+        return float(self._compute(2)[2][s.get_config(q1).index, s.get_config(q2).index])
 
     def h_dqdqdq(self, q1, q2, q3):
         s = self._system
         i, j, k = (s.get_config(c).index for c in (q1, q2, q3))
-        return float(self._derivs(3)[3][i, j, k])
+        return float(self._compute(3)[3][i, j, k])
+
+    def h_dqdqdqdq(self, q1, q2, q3, q4):
+        idx = tuple(self._system.get_config(c).index for c in (q1, q2, q3, q4))
+        vectors = frame_vectors(self._system)
+        fa, fb, ga, gb, e = self._dot_terms(vectors)
+
+        def along(a, b):
+            if a < 0:
+                return lambda sub: np.zeros(3) if sub else e
+            if b < 0:
+                return lambda sub: self._vector_along(vectors, a, sub)
+            return lambda sub: (self._vector_along(vectors, a, sub)
+                                - self._vector_along(vectors, b, sub))
+        return bilinear_fourth(along(fa, fb), along(ga, gb), idx)
 
     def h_dq_array(self):
-        return self._derivs(1)[1].copy()
+        return self._compute(1)[1].copy()
 
     def h_dqdq_array(self):
-        return self._derivs(2)[2].copy()
+        return self._compute(2)[2].copy()
 
     def h_dqdqdq_array(self):
-        return self._derivs(3)[3].copy()
+        return self._compute(3)[3].copy()
 
     def get_actual_distance(self):
         """|p1 - p2| [m]: the current distance between the two frame origins."""
         return float(np.linalg.norm(self._frame1.p()[:3] - self._frame2.p()[:3]))
-
-    # fourth derivatives of frame vectors by config-index subsets
-    def _vec_sub(self, frame, subset, direction=None):
-        """(3,) derivative of a frame vector along a tuple of config indices (len <= 4)."""
-        n = len(subset)
-        if n == 4:
-            configs = self._system.configs
-            return _fourth(frame, [configs[c] for c in subset], direction)
-        if direction is None:
-            d = self._point(frame, n)[n]
-        else:
-            d = self._direction(frame, n, direction)[n]
-        return d[subset] if n else d
 
 
 # ---------------------------------------------------------------------- PointToPoint
@@ -345,19 +240,9 @@ class PointToPoint(FrameConstraint):
     _stacked_constraint = True
 
     def _dot_terms(self, vectors):
+        # h = (p1 - p2) . e_axis
         return (vectors.slot(self._frame1), vectors.slot(self._frame2), -1, -1,
                 np.eye(3)[self._axis])
-
-    def _compute(self, order):
-        a = self._point(self._frame1, order)
-        b = self._point(self._frame2, order)
-        i = self._axis
-        return [a[0][i] - b[0][i]] + [a[n][..., i] - b[n][..., i] for n in range(1, order + 1)]
-
-    def h_dqdqdqdq(self, q1, q2, q3, q4):
-        idx = tuple(self._system.get_config(c).index for c in (q1, q2, q3, q4))
-        d = self._vec_sub(self._frame1, idx) - self._vec_sub(self._frame2, idx)
-        return float(d[self._axis])
 
 
 class PointToPointGroup:

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..constraint import Constraint
 from ..frame import resolve_frame
-from .point import FrameConstraint, bilinear, bilinear_fourth
+from .point import FrameConstraint
 
 
 class PointOnPlane(FrameConstraint):
@@ -68,32 +68,16 @@ class PointOnPlane(FrameConstraint):
     def normal(self, value):
         self._normal = self._check_normal(value)
         self._system._parameters_changed()
-        self._memo.state.clear()
+        self._memo.clear()
 
     _stacked_constraint = True
 
     def _dot_terms(self, vectors):
+        # h = (p_plane - p_point) . (R_plane n)
         return (vectors.slot(self._plane), vectors.slot(self._pointf),
                 vectors.slot(self._plane, self._normal), -1, np.zeros(3))
-
-    def _compute(self, order):
-        a = self._point(self._plane, order)
-        b = self._point(self._pointf, order)
-        r = [x - y for x, y in zip(a, b)]
-        n = self._direction(self._plane, order, self._normal)
-        return bilinear(r, n, order)
 
     def get_actual_distance(self):
         """Signed distance [m] of the point from the plane along the unit normal:
         ``(p_point - p_plane) . R n / |n|``."""
         return -self.h() / float(np.linalg.norm(self._normal))
-
-    def h_dqdqdqdq(self, q1, q2, q3, q4):
-        idx = tuple(self._system.get_config(c).index for c in (q1, q2, q3, q4))
-
-        def r(sub):
-            return self._vec_sub(self._plane, sub) - self._vec_sub(self._pointf, sub)
-
-        def n(sub):
-            return self._vec_sub(self._plane, sub, self._normal)
-        return bilinear_fourth(r, n, idx)

@@ -18,7 +18,7 @@ SpatialWrench  dg/dq_i g^-1                    world axes / the world origin
 =============  ==============================  ==========================================
 
 Derivatives of ``T_i`` follow from the product rule on the stacked pose derivatives of
-:mod:`ros_vi.mechanics.tapemeasure` (e.g. ``d(g^-1 g_i)/dq_a = g^-1_a g_i + g^-1 g_ia``).
+:mod:`ros_vi.mechanics.pose` (e.g. ``d(g^-1 g_i)/dq_a = g^-1_a g_i + g^-1 g_ia``).
 Wrenches do not depend on the velocities.
 """
 import numbers
@@ -31,7 +31,7 @@ from ..force import Force
 from ..data import StateMemo
 from ..frame import resolve_frame
 from ..framevectors import batch_of
-from ..tapemeasure import pose_derivatives
+from ..pose import pose_derivatives
 
 
 def _vee(T):
@@ -231,9 +231,8 @@ def _stacked_twists(batch, order):
     system = batch.system
     wrenches = batch.members
     if batch.slots is None:
-        from ..constraints.point import _chain          # the one rule for a frame's configs
         model = system.model
-        chains = [_chain(model, w.frame.index) for w in wrenches]
+        chains = [model.frame_chain(w.frame.index) for w in wrenches]
         ptr = np.zeros(len(chains) + 1, dtype=np.int64)
         ptr[1:] = np.cumsum([c.size for c in chains])
         inputs = [(r, k, inp.index) for r, w in enumerate(wrenches)
