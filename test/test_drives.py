@@ -398,3 +398,46 @@ def test_a_mimic_joint_takes_no_command_of_its_own():
     st = sim.state()
     assert abs(st.positions[1] - 0.2) < 1e-3
     assert st.mimic_positions[0] == pytest.approx(-1.5 * st.positions[1] + 0.2, abs=1e-12)
+
+
+# ---------------------------------------------------------------------- limits (#25)
+def test_a_huge_velocity_command_moves_at_the_velocity_limit_and_stops_at_the_position_limit():
+    """[1e6, 0, ...] on velocity_controller/commands drove joint 1 through its +-2.967 rad
+    limit at 150 rad/s: the target is clipped to the URDF velocity limit (1.48 rad/s) and the
+    drive stops pushing where its reference meets the position limit."""
+    sim = Simulation.from_urdf_file(ARM7, rate=500.0, gravity=(0.0, 0.0, 0.0))
+    sim.set_commands(sim.command_joints, [1e6] + [0.0] * 6, interface='velocity')
+    q, speed = [], []
+    for _ in range(1500):                       # 3 s: the limit is reached after 2 s
+        assert sim.tick().ok
+        q.append(sim.state().positions[0])
+        speed.append(sim.state().velocities[0])
+    upper, limit = 2.96706, 1.48353
+    # the target is the limit: after the critically damped drive's start-up transient
+    # (a velocity step overshoots by at most e^-2 = 14 %) the joint moves at it
+    assert max(speed) < limit * (1 + np.exp(-2.0))
+    np.testing.assert_allclose(speed[100:900], limit, rtol=1e-3)
+    # where the reference stops at the limit the joint coasts in by at most v / w e^-1 (the
+    # drive's bandwidth w = 300 rad/s), then the drive holds it at the limit
+    assert max(q) < upper + limit / 300.0 * np.exp(-1.0)
+    assert abs(q[-1] - upper) < 1e-6 and abs(speed[-1]) < 1e-6
+
+
+def test_drive_targets_too_large_for_the_drive_law_are_refused():
+    """position -1e308 / velocity 1e308 overflowed the drive law to NaN (275 failed ticks):
+    refused now, naming the joint and the bound; the commands in force stay."""
+    sim = Simulation.from_urdf_file(urdf('pendulum'), rate=500.0)     # continuous: no limits
+    before = _commands(sim)
+    with pytest.raises(ValueError, match=r"position -1e\+308 for joint 'theta' is beyond "
+                                         r"\+-1e\+09, the largest drive target accepted"):
+        sim.set_commands({'theta': -1e308}, interface='position')
+    with pytest.raises(ValueError, match=r"velocity 1e\+308 for joint 'theta' is beyond"):
+        sim.set_joint_targets(['theta'], velocities=[1e308])
+    _same(_commands(sim), before)
+    for _ in range(50):
+        assert sim.tick().ok
+    assert np.isfinite(sim.state().positions).all()
+    # within the bound: a position target is taken, a velocity one clipped to 20 rad/s
+    sim.set_commands({'theta': 1e6}, interface='velocity')
+    sim.tick()
+    assert abs(sim.state().velocities[0]) <= 20.0 + 1e-9

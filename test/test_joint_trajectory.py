@@ -358,3 +358,47 @@ def test_set_trajectory_from_another_thread_while_updating():
     assert not errors
     assert last.outcome.error_code == ErrorCode.SUCCESSFUL
     assert all(e.outcome is not None for e in executions)
+
+
+def test_a_drive_target_beyond_the_bound_is_an_invalid_goal():
+    """positions of 1e308 reached the drives and overflowed them; refused when given."""
+    with pytest.raises(TrajectoryError, match=r"point 1: positions -1e\+308 of joint 'j2' "
+                                              r"beyond \+-1e\+09") as err:
+        JointTrajectory(NAMES, [0.5, 1.0], [[0.0, 0.0], [0.1, -1e308]])
+    assert err.value.error_code == ErrorCode.INVALID_GOAL
+    with pytest.raises(TrajectoryError, match='point 0: velocities 1e\\+12 of joint'):
+        JointTrajectory(NAMES, [0.5], [[0.0, 0.0]], [[1e12, 0.0]])
+
+
+def test_a_long_trajectory_is_built_where_it_is_accepted_not_where_it_starts():
+    """A 100,000-point trajectory cost the step thread 2 s when it started (its pieces were
+    built then, one Python object each): the pieces are stacked arrays built once, when the
+    trajectory is accepted, and starting it shares them."""
+    k = 100_000
+    times = 0.001 * np.arange(1, k + 1)
+    positions = np.column_stack([np.sin(times), np.cos(times)])
+    velocities = np.column_stack([np.cos(times), -np.sin(times)])
+    velocities[-1] = 0.0                    # it ends at rest
+    tr = JointTrajectory(NAMES, times, positions, velocities)
+    follower = TrajectoryFollower(NAMES)
+    execution = follower.set_trajectory(tr, now=0.0)
+    ordered, missing = execution.ordered
+    assert missing.size == 0 and ordered._x.shape == (k - 1, 6, 2)
+    follower.update(0.0, [0.0, 1.0], [0.0, 0.0])
+    active = follower._active.trajectory
+    assert active._x is ordered._x                  # shared, not rebuilt
+    p, v, _ = active.sample(50.0005)
+    np.testing.assert_allclose(p, [np.sin(50.0005), np.cos(50.0005)], atol=1e-9)
+    np.testing.assert_allclose(v, [np.cos(50.0005), -np.sin(50.0005)], atol=1e-6)
+
+
+def test_a_partial_goal_holds_the_missing_joints_where_they_were_commanded():
+    follower = TrajectoryFollower(NAMES, allow_partial_joints_goal=True)
+    follower.update(0.0, [0.3, -0.4], [0.0, 0.0])         # nothing to follow yet
+    follower.set_trajectory(JointTrajectory(['j2'], [1.0, 2.0], [[0.5], [0.6]],
+                                            [[0.0], [0.0]]), now=0.0)
+    targets = follower.update(0.0, [0.3, -0.4], [0.0, 0.0])
+    for t in np.linspace(0.0, 2.5, 11):
+        targets = follower.update(t, targets.positions, targets.velocities)
+        assert targets.positions[0] == 0.3 and targets.velocities[0] == 0.0
+    assert targets.positions[1] == 0.6

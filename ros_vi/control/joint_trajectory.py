@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import wrap_angles
+from .base import MAX_COMMAND, wrap_angles
 
 __all__ = ['ErrorCode', 'TrajectoryError', 'JointTolerance', 'TrajectoryPoint', 'Outcome',
            'TrackingSample', 'JointTrajectory', 'Execution', 'TrajectoryFollower']
@@ -241,6 +241,14 @@ class JointTrajectory:
                     ErrorCode.INVALID_GOAL, 'point %d: %s not finite%s' % (
                         where[0], label, '' if values.ndim == 1 else
                         ' (joint %r)' % names[where[1]]))
+        for label, values in (('positions', p), ('velocities', v)):
+            big = np.abs(values) > MAX_COMMAND      # drive targets the drives cannot take
+            if big.any():
+                where = np.argwhere(big)[0]
+                raise TrajectoryError(
+                    ErrorCode.INVALID_GOAL, 'point %d: %s %.6g of joint %r beyond +-%g, the '
+                    'largest drive target accepted' % (where[0], label, values[tuple(where)],
+                                                       names[where[1]], MAX_COMMAND))
         if times[0] < 0.0:
             raise TrajectoryError(ErrorCode.INVALID_GOAL,
                                   'point 0: time_from_start %g s is negative' % times[0])

@@ -203,3 +203,78 @@ def test_topic_trajectory_is_followed_at_its_waypoints(probe, plant):
         np.testing.assert_allclose(m.feedback.positions, p, atol=2e-3)
         np.testing.assert_allclose(m.error.positions, 0.0, atol=1e-9)
     probe.unsubscribe(states)
+
+
+def test_a_burst_of_goals_from_many_clients_is_answered(plant):
+    """The action server kept 10 requests (the services keep 100): 30 clients sending a goal
+    at once got 10-14 answers and the others waited forever.  Every goal and every result
+    request is taken and answered now (all goals but the last are preempted).
+
+    The clients ask for deep response queues too: the replies of one action's goal service
+    reach every client of it (each keeps its own), so a client with the default depth of 10
+    can lose its own reply in a burst of 30.  They run on a node of their own, spun only
+    after the burst is sent (rclpy files a request's future after sending it: a reply
+    handled in between on a spinning executor would find no future)."""
+    from rclpy.action import ActionClient
+    from rclpy.qos import QoSProfile
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('burst_clients', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    deep = QoSProfile(depth=100)
+
+    def spin_until(futures, what):
+        deadline = time.monotonic() + 30.0
+        while not all(f.done() for f in futures):
+            assert time.monotonic() < deadline, '%d of %d %s' % (
+                sum(f.done() for f in futures), len(futures), what)
+            executor.spin_once(timeout_sec=0.05)
+
+    try:
+        clients = [ActionClient(node, FollowJointTrajectory, plant.interfaces.action_name,
+                                goal_service_qos_profile=deep,
+                                result_service_qos_profile=deep) for _ in range(30)]
+        for c in clients:
+            assert c.wait_for_server(timeout_sec=20.0)
+        sent = [c.send_goal_async(goal([(0.2 + 0.01 * i, [0.1, 0.1], None)]))
+                for i, c in enumerate(clients)]
+        spin_until(sent, 'goal responses')
+        handles = [f.result() for f in sent]
+        assert all(h.accepted for h in handles)
+        results = [h.get_result_async() for h in handles]
+        spin_until(results, 'results')
+        statuses = [f.result().status for f in results]
+        assert statuses.count(GoalStatus.STATUS_SUCCEEDED) >= 1
+        assert set(statuses) <= {GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED}
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+
+
+def test_a_trajectory_longer_than_the_bound_is_refused_naming_it():
+    from trajectory_msgs.msg import JointTrajectoryPoint
+    from ros_vi.control.joint_trajectory import TrajectoryError
+    from ros_vi.ros.trajectory_interfaces import MAX_TRAJECTORY_POINTS, trajectory_from_msg
+    msg = JointTrajectory(joint_names=JOINTS)
+    point = JointTrajectoryPoint(positions=[0.0, 0.0])
+    msg.points = [point] * (MAX_TRAJECTORY_POINTS + 1)
+    with pytest.raises(TrajectoryError, match='has 100001 points, more than the 100000 a '
+                                              'trajectory may have'):
+        trajectory_from_msg(msg)
+
+
+def test_message_fields_convert_to_the_same_arrays_as_lists():
+    """The buffers of a message's float64[] fields are joined without a per-number
+    conversion: the same trajectory as from plain lists."""
+    from ros_vi.control.joint_trajectory import JointTrajectory as Trajectory
+    from ros_vi.ros.trajectory_interfaces import trajectory_from_msg
+    waypoints = [(0.1 * (k + 1), [0.01 * k, -0.02 * k], [0.1, 0.2 * (k % 3)])
+                 for k in range(50)]
+    tr = trajectory_from_msg(trajectory(waypoints, JOINTS))
+    want = Trajectory(JOINTS, [w[0] for w in waypoints], [w[1] for w in waypoints],
+                      [w[2] for w in waypoints])
+    np.testing.assert_array_equal(tr.positions, want.positions)
+    np.testing.assert_array_equal(tr.velocities, want.velocities)
+    assert tr.has_velocities.all() and not tr.has_accelerations.any()
