@@ -27,28 +27,37 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
+from .. import resources
 from ..control.base import angle_mask
 from . import conversions as conv
 from . import qos
 from .controller_node import LQRControllerNode, SwingUpControllerNode
 from .simulator_node import SimulatorNode
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = ('pendulum', 'cartpole', 'acrobot')
 _ids = itertools.count()
 
 
 def config_file(model):
-    """``config/<model>_swingup.yaml`` of this checkout (or the installed share folder)."""
-    path = os.path.join(ROOT, 'config', model + '_swingup.yaml')
-    if os.path.isfile(path):
-        return path
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        return os.path.join(get_package_share_directory('ros_vi'), 'config',
-                            model + '_swingup.yaml')
-    except Exception:
-        raise FileNotFoundError('no parameter file for model %r (%s)' % (model, path)) from None
+    """``config/<model>_swingup.yaml`` of the installed share folder (the checkout's in a
+    development install), found by :func:`ros_vi.resources.share_directory`."""
+    path = os.path.join(resources.share_directory(), 'config', model + '_swingup.yaml')
+    if not os.path.isfile(path):
+        raise FileNotFoundError('no parameter file for model %r (%s)' % (model, path))
+    return path
+
+
+def demo_parameters(path, controller_name):
+    """(simulator parameters, controller parameters) of the parameter file ``path``, with
+    their ``urdf_file`` resolved by :func:`ros_vi.resources.resolve_uri` (``package://`` from
+    any install)."""
+    out = []
+    for node_name in ('simulator', controller_name):
+        params = node_parameters(path, node_name)
+        if params.get('urdf_file'):
+            params['urdf_file'] = resources.resolve_uri(params['urdf_file'])
+        out.append(params)
+    return tuple(out)
 
 
 def _flatten(d, prefix=''):
@@ -118,11 +127,7 @@ def run_loop(model='pendulum', duration=None, controller='swingup', initial_posi
     path = params_file or config_file(model)
     node_cls = {'swingup': SwingUpControllerNode, 'lqr': LQRControllerNode}[controller]
     ctrl_name = controller + '_controller'
-    sim_params = node_parameters(path, 'simulator')
-    ctrl_params = node_parameters(path, ctrl_name)
-    for params in (sim_params, ctrl_params):
-        if params.get('urdf_file', '').startswith('package://ros_vi/'):
-            params['urdf_file'] = os.path.join(ROOT, params['urdf_file'][len('package://ros_vi/'):])
+    sim_params, ctrl_params = demo_parameters(path, ctrl_name)
     rate = float(sim_params.get('rate', 500.0))
     sim_params.update({'lockstep': True, 'real_time_factor': 0.0, 'start_paused': True,
                        'publish_rate': rate, 'publish_clock': False,

@@ -1,5 +1,7 @@
 """The console scripts' body, shared by every node (ros2/examples style): init, build the
 node, spin, shut down."""
+import signal
+
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
@@ -11,8 +13,9 @@ def run_node(factory, name, args=None):
     code.
 
     Exit codes: 0 after a normal or signalled shutdown (also when the signal arrives while
-    the node is still being built), 2 when a parameter or the model is invalid (the message
-    names it, logged as FATAL).
+    the node is still being built, and when a second Ctrl-C arrives while it shuts down: the
+    shutdown is finished, not cut short), 2 when a parameter or the model is invalid (the
+    message names it, logged as FATAL).
     """
     rclpy.init(args=args)
     node = None
@@ -33,6 +36,9 @@ def run_node(factory, name, args=None):
         if rclpy.ok():
             raise
     finally:
+        # the first signal started an orderly shutdown (rclpy's handler): a second Ctrl-C
+        # (ros2 launch and impatient users send one) must not cut it short with a traceback
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         executor.shutdown()
         if node is not None:
             node.destroy_node()

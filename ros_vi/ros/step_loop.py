@@ -169,6 +169,10 @@ class StepLoop:
                 wait = self._advance()
                 wait = min(wait, node.housekeeping())
             except Exception as err:            # never let the loop die silently
+                if not node.context.ok():
+                    # a signal shut the context down under a tick's publishing: the node is
+                    # going away, nothing to report (and nowhere to publish it)
+                    return
                 node.get_logger().error('step loop: %s: %s' % (type(err).__name__, err),
                                         throttle_duration_sec=1.0)
                 wait = 0.01

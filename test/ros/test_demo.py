@@ -55,3 +55,26 @@ def test_offline_demo_is_the_same_loop_without_ros(tmp_path):
     png = tmp_path / 'pendulum_swingup.png'
     assert 'plot: %s' % png in proc.stdout
     assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+def test_the_demo_finds_its_files_in_any_install(tmp_path, monkeypatch):
+    """From a colcon install the demo looked for site-packages/urdf/pendulum.urdf (a path
+    relative to its own source): its parameter file and model come through the one
+    resource locator now, from whichever share folder it finds."""
+    import shutil
+    from ros_vi.ros import demo_loop
+    from ros_vi.resources import share_directory
+    real = share_directory()
+    share = tmp_path / 'install' / 'share' / 'ros_vi'
+    for folder in ('config', 'urdf'):
+        shutil.copytree(os.path.join(real, folder), share / folder)
+    shutil.copy(os.path.join(real, 'package.xml'), share / 'package.xml')
+    marker = tmp_path / 'install' / 'share' / 'ament_index' / 'resource_index' / 'packages'
+    marker.mkdir(parents=True)
+    (marker / 'ros_vi').touch()
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(tmp_path / 'install'))
+    path = demo_loop.config_file('pendulum')
+    assert path == str(share / 'config' / 'pendulum_swingup.yaml')
+    sim, ctrl = demo_loop.demo_parameters(path, 'swingup_controller')
+    assert sim['urdf_file'] == str(share / 'urdf' / 'pendulum.urdf')
+    assert ctrl['urdf_file'] == sim['urdf_file'] and os.path.isfile(sim['urdf_file'])
