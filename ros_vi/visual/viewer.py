@@ -18,6 +18,7 @@ import socket
 import numpy as np
 
 from ..conventions import rotations_to_quaternions
+from ..errors import name_list
 from .playback import link_pose_track, load_robot
 
 __all__ = ['serve', 'RobotView', 'fit_camera', 'ViewerError', 'DEFAULT_PORT']
@@ -92,6 +93,10 @@ class RobotView:
         Draw every link frame's axes.  A link with nothing to draw of its own (no visual,
         or a mesh that cannot be read: a URDFWarning says which) always shows its frame,
         and the skeleton (a bone from its parent) stands in for its shape.
+    packages_only : bool
+        Read only ``package://`` meshes of installed packages and name no file in the
+        warnings (:func:`ros_vi.urdf.link_geometry`): for a description received from a ROS
+        graph, whose sender may be anyone on the domain.
 
     Attributes: ``joint_names`` (the configs in joint_states order, mimic joints
     excluded: the order of :meth:`set_positions`); ``links`` (link names, the order of
@@ -100,12 +105,13 @@ class RobotView:
     giving the kinematics); ``nodes`` ({link: scene node}).
     """
 
-    def __init__(self, server, urdf_text, base_dir=None, name='robot', frames=False):
+    def __init__(self, server, urdf_text, base_dir=None, name='robot', frames=False,
+                 packages_only=False):
         self.server = server
         self.name = '/' + name.strip('/')
         # a mesh that cannot be read warns (URDFWarning) from the geometry reader and
         # leaves its link without triangles: the scene's skeleton stands in for it
-        self.system, self.scene = load_robot(urdf_text, base_dir)
+        self.system, self.scene = load_robot(urdf_text, base_dir, packages_only)
         bare = {self.scene.links[i] for i in self.scene.bare_links}
         self.joint_names = [c.name for c in self.system.configs]
         self.links = list(self.scene.links)
@@ -142,7 +148,8 @@ class RobotView:
         q = np.asarray(q, dtype=float).reshape(-1)
         if q.shape != (len(self.joint_names),):
             raise ValueError('set_positions: expected %d positions (%s), got %d'
-                             % (len(self.joint_names), ', '.join(self.joint_names), q.size))
+                             % (len(self.joint_names), name_list(self.joint_names, quote=str),
+                                q.size))
         if not np.all(np.isfinite(q)):
             raise ValueError('set_positions: positions must be finite, got %s' % q)
         poses = link_pose_track(self.system, self.scene, [q])[0]
