@@ -1,6 +1,7 @@
 """The ``ros-vi`` command line, run as a user runs it (a subprocess) and in-process."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -366,3 +367,94 @@ def test_simulate_animates_and_animate_draws_a_still(tmp_path):
     assert _pixels(png).std() > 10
     status, _, err = ros_vi('simulate', 'pendulum', '--animate', tmp_path / 'x.avi')
     assert status == 2 and "--animate" in err and 'x.avi' in err
+
+
+# ----------------------------------------------------- outputs and sizes (issue #25)
+@pytest.fixture(scope='module')
+def swing(tmp_path_factory):
+    path = tmp_path_factory.mktemp('swing') / 'swing.npz'
+    assert main(['simulate', 'pendulum', '--initial', 'theta=1', '--duration', '0.5',
+                 '--out', str(path), '--no-progress']) == 0
+    return str(path)
+
+
+@pytest.mark.parametrize('args, message', [
+    (['simulate', 'pendulum', '--out', '/nonexistent/run.npz'],
+     "cannot write '/nonexistent/run.npz' (--out): no such directory '/nonexistent'"),
+    (['simulate', 'pendulum', '--out', '{tmp}/run.csv', '/nonexistent/run.csv'],
+     "cannot write '/nonexistent/run.csv' (--out): no such directory"),
+    (['simulate', 'pendulum', '--animate', '/nonexistent/run.gif'],
+     "cannot write '/nonexistent/run.gif' (--animate): no such directory"),
+    (['simulate', 'pendulum', '--plot', '/nonexistent/run.png'],
+     "cannot write '/nonexistent/run.png' (--plot): no such directory"),
+    (['simulate', 'pendulum', '--plot', '{tmp}/run.notanimage'],
+     "cannot write '{tmp}/run.notanimage' (--plot): unknown file type '.notanimage'"),
+    (['simulate', 'pendulum', '--out', '{swing}/run.npz'],
+     "cannot write '{swing}/run.npz' (--out): no such directory '{swing}'"),
+    (['plot', '{swing}', '--out', '/nonexistent/x.png'],
+     "cannot write '/nonexistent/x.png' (--out): no such directory"),
+    (['simulate', 'pendulum', '--dt', '1e-12'],
+     '5 s at dt = 1e-12 s is 5e+12 steps, more than the 1,000,000 a run may take (MAX_STEPS)'),
+    (['animate', '{swing}', '--fps', '1e9'],
+     '0.5 s at 1e+09 fps and speed 1 is 5e+08 frames, more than the 30,000 an animation may '
+     'have (MAX_FRAMES)'),
+    (['animate', '{swing}', '--speed', '1e-9'], 'more than the 30,000 an animation may have'),
+    (['animate', '{swing}', '--out', '/nonexistent/x.mp4'],
+     "cannot write '/nonexistent/x.mp4' (--out): no such directory"),
+])
+def test_outputs_and_sizes_are_checked_before_the_work(tmp_path, swing, capsys, args,
+                                                       message):
+    """A path that cannot be written, or a run too large to keep in memory, was found only
+    after the work (a traceback at the end of the simulation, 36 TiB asked for at dt =
+    1e-12): now it is one line and exit 2 before anything is simulated or drawn."""
+    fill = {'{tmp}': str(tmp_path), '{swing}': swing}
+    for key, value in fill.items():
+        args = [a.replace(key, value) for a in args]
+        message = message.replace(key, value)
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count('\n') == 1 and message in captured.err, captured.err
+    assert 'summary' not in captured.out and not captured.out.strip()
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_a_recording_that_fills_the_disk_keeps_what_it_has_and_exits_1(tmp_path,
+                                                                      monkeypatch, capsys):
+    """The MCAP writer meets a full disk during the run: the run goes on, the file ends
+    after its last whole chunk and reads back, and the exit status is 1."""
+    import builtins
+    from test_recording_mcap import _Disk
+    from ros_vi.recording import load_recording
+    from ros_vi.recording import mcap as mcap_module
+    path = tmp_path / 'run.mcap'
+
+    def disk(name, mode, **kwargs):
+        return _Disk(name, 1_000_000) if str(name) == str(path) and 'w' in mode else \
+            builtins.open(name, mode, **kwargs)
+    monkeypatch.setattr(mcap_module, 'open', disk, raising=False)
+    assert main(['simulate', 'arm7', '--duration', '5', '--out', str(path), str(tmp_path /
+                 'run.npz'), '--no-progress']) == 1
+    captured = capsys.readouterr()
+    (line,) = [l for l in captured.err.splitlines() if 'recording stopped' in l]
+    kept = int(re.search(r'keeps the (\d+) samples', line).group(1))
+    assert 'No space left on device' in line and 0 < kept < 5001
+    assert 'summary:' in captured.out and 'recorded: %s' % (tmp_path / 'run.npz') in \
+        captured.out
+    full, whole = load_recording(path), load_recording(tmp_path / 'run.npz')
+    assert len(full) == kept and len(whole) == 5001
+    np.testing.assert_array_equal(full.position, whole.position[:kept])
+
+
+def test_numbers_that_overflow_give_one_line_and_no_numpy_warnings(tmp_path):
+    """Masses and lengths near the largest float: numpy's RuntimeWarnings reached the user
+    (and the joint was taken for massless); now one line names the cause."""
+    path = tmp_path / 'huge.urdf'
+    path.write_text(
+        '<robot name="huge"><link name="a"/><link name="b"><inertial><origin xyz="1e308 0 0"/>'
+        '<mass value="1e308"/><inertia ixx="1e308" iyy="1e308" izz="1e308" ixy="0" ixz="0" '
+        'iyz="0"/></inertial></link><joint name="j" type="revolute"><parent link="a"/>'
+        '<child link="b"/><axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" '
+        'velocity="1"/></joint></robot>')
+    status, out, err = ros_vi('info', path)
+    assert status == 2 and err.count('\n') == 1, err
+    assert 'the mass matrix is not finite' in err and 'Warning' not in err

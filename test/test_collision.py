@@ -588,3 +588,71 @@ def test_the_collision_example_runs_the_seed_scenario(capsys):
         assert hit == det.in_collision(q)
     assert result['fd_error'] < 1e-5
     assert 'largest difference to central finite differences' in out
+
+
+# ------------------------------------------------------------- hostile input (issue #25)
+def _alias_bomb(levels, top='obstacles'):
+    """A YAML "billion laughs": ``levels`` lists of nine aliases of the level below, the
+    last one under ``top`` (9**levels strings once the aliases are expanded)."""
+    lines = ['l0: &l0 [%s]' % ', '.join(['lol'] * 9)]
+    for k in range(1, levels):
+        name = top if k == levels - 1 else 'l%d' % k
+        lines.append('%s: &l%d [%s]' % (name, k, ', '.join(['*l%d' % (k - 1)] * 9)))
+    return '\n'.join(lines) + '\n'
+
+
+def test_an_alias_bomb_obstacle_file_is_refused_at_once_in_one_short_line(tmp_path):
+    """A few hundred bytes that expand to 9**7 strings: the bounded loader stops counting
+    at MAX_YAML_NODES, and the message quotes nothing of the document."""
+    path = tmp_path / 'bomb.yaml'
+    path.write_text(_alias_bomb(7))
+    assert path.stat().st_size < 400
+    with pytest.raises(ValueError, match=r"obstacle file '.*bomb\.yaml': line \d+: the "
+                                         r"document has more than 1,000,000 nodes with its "
+                                         r"aliases expanded \(limit MAX_YAML_NODES\)") as err:
+        load_obstacles(str(path))
+    assert len(str(err.value)) < 300
+    path.write_text('obstacles:\n  ball: {sphere: 0.1}\n  ball: {sphere: 0.2}\n')
+    with pytest.raises(ValueError, match=r"line 3: key 'ball' is given twice in one "
+                                         r"mapping \(first at line 2\)"):
+        load_obstacles(str(path))
+
+
+def test_a_half_space_normal_that_overflows_is_normalised_not_zeroed():
+    """|(1e308, 1e308, 0)| overflows to inf, and n / inf was accepted as a zero normal."""
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        ground = HalfSpace((1e308, 1e308, 0.0), 0.0)
+    np.testing.assert_allclose(ground.normal, (math.sqrt(0.5), math.sqrt(0.5), 0.0),
+                               rtol=1e-15)
+    assert HalfSpace((0.0, 0.0, 2.0)).normal == (0.0, 0.0, 1.0)
+    for tiny in ((1e-310, 0.0, 0.0), (0.0, 0.0, 0.0)):
+        with pytest.raises(ValueError, match='HalfSpace normal must not be zero'):
+            HalfSpace(tiny)
+
+
+def _obstacle_file(tmp_path):
+    path = tmp_path / 'ball.yaml'
+    path.write_text('obstacles:\n  ball: {sphere: 0.1, xyz: [1, 0, 0]}\n')
+    return path
+
+
+def test_ros_vi_distances_says_why_a_collision_mesh_cannot_be_used(tmp_path, capsys):
+    """The error said "(see the warnings)" and the warnings were never printed; now the
+    warning is printed and the error itself says why."""
+    from ros_vi.cli import main
+    path = tmp_path / 'mover.urdf'
+    path.write_text(MOVER % collision('<mesh filename="file:///nonexistent/part.stl"/>'))
+    assert main(['distances', str(path), '--pair', 'body:ball', '--obstacles',
+                 str(_obstacle_file(tmp_path))]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2, err
+    assert err[0].startswith("warning: URDF robot 'mover': mesh "
+                             "'file:///nonexistent/part.stl' of link 'body' not found")
+    assert err[1].startswith('ros-vi distances: error: ')
+    assert ("its collision mesh 'file:///nonexistent/part.stl' cannot be used (not found: "
+            "no such file /nonexistent/part.stl)") in err[1]
+    assert 'see the warnings' not in err[1]
+    assert main(['distances', 'arm7', '--pair', 'link_7:link_1', '--random',
+                 '100000000']) == 2
+    assert 'must be 1 to 100,000 (MAX_RANDOM)' in capsys.readouterr().err

@@ -71,3 +71,66 @@ def test_written_files_get_the_usual_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask
+
+
+# ------------------------------------------------------------- hostile files (issue #25)
+def _npz(path, **changes):
+    """The recording of a short arm7 run written as npz, with entries replaced."""
+    _run(path)
+    with np.load(path, allow_pickle=False) as z:
+        entries = {k: z[k] for k in z.files}
+    entries.update({k: np.asarray(v) for k, v in changes.items()})
+    np.savez(path, **entries)
+    return path
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'metadata': '[1, 2]'}, r'metadata is not a mapping of names to values \(\[1, 2\]\)'),
+    ({'metadata': '[' * 100_000 + ']' * 100_000}, r'cannot read it as \.npz: nested too '
+                                                  r'deeply'),
+    ({'metadata': np.array(['a', 'b'])}, r"cannot read it as \.npz: 'metadata' is not text"),
+    ({'t': np.r_[0.0, np.nan, np.arange(2, 26) * 0.005]}, r'sample 1 has time nan'),
+    ({'t': np.arange(26.0)[::-1]}, r'time goes back at sample 1 \(24\.0 s after 25\.0 s\)'),
+    ({'t': np.zeros((26, 2))}, r't is not a list of times \(float64 of shape \(26, 2\)\)'),
+    ({'position': np.full((26, 7), np.inf)}, r"position of joint 'joint_1' is inf at t = 0 s"),
+    ({'velocity': np.zeros((25, 7))}, r'velocity is float64 of shape \(25, 7\), expected '
+                                      r'numbers of shape \(26, 7\)'),
+    ({'joint_names': np.array(['joint_1'] * 7)}, r"joint 'joint_1' is named twice"),
+    ({'robot_description': np.array([1.0, 2.0])}, r"'robot_description' is not text"),
+])
+def test_an_odd_npz_recording_is_refused_in_one_line_naming_it(tmp_path, change, message):
+    """npz files with odd metadata, inf positions or NaN times gave tracebacks."""
+    path = _npz(tmp_path / 'odd.npz', **change)
+    with pytest.raises(ValueError, match=r"^recording '%s': .*%s" % (path, message)) as err:
+        load_recording(path)
+    assert '\n' not in str(err.value) and len(str(err.value)) < 700
+
+
+def test_a_zip_bomb_or_a_forged_npz_recording_is_refused_unread(tmp_path):
+    """A 2 MB npz expanded to 2.3 GB when read: its directory already says so."""
+    path = tmp_path / 'bomb.npz'
+    np.savez_compressed(path, format=np.array('ros_vi-recording-1'),
+                        t=np.zeros(10_000_000))
+    with pytest.raises(ValueError, match=r"bomb\.npz': cannot read it as \.npz: array 't' "
+                                         r"expands [\d,]+ bytes to 80,000,128"):
+        load_recording(path)
+
+
+def test_a_full_disk_keeps_the_previous_npz_and_says_so(tmp_path, monkeypatch):
+    """npz and csv are written atomically: a write that fails (no space left) leaves the
+    file that was there, and the error names it in one line."""
+    import errno
+    path = tmp_path / 'run.npz'
+    _run(path)
+    before = path.read_bytes()
+    real = np.savez
+
+    def full(file, *args, **kwargs):
+        real(file, *args, **kwargs)
+        raise OSError(errno.ENOSPC, 'No space left on device')
+    monkeypatch.setattr(np, 'savez', full)
+    with pytest.raises(ValueError, match=r"^recording '.*run\.npz': cannot write it: No "
+                                         r"space left on device$"):
+        _run(path, ticks=3)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['run.npz']

@@ -358,3 +358,119 @@ def test_link_transforms_at_is_the_published_pose_and_leaves_the_state(run):
     with pytest.raises(ValueError, match='link_transforms_at: positions: expected 7 values'):
         sim.link_transforms_at([0.0])
 
+
+
+# ------------------------------------------------------------- hostile files (issue #25)
+def _write_raw(path, messages, chunk_size=1024 * 1024):
+    """An MCAP written with mcap's own Writer: ``messages`` [(topic, ROS type, log time,
+    CDR bytes)] with ros_vi's schemas (the payloads as given, damaged or not)."""
+    from mcap.well_known import MessageEncoding, Profile, SchemaEncoding
+    from mcap.writer import Writer
+    with open(path, 'wb') as fh:
+        writer = Writer(fh, chunk_size=chunk_size)
+        writer.start(profile=Profile.ROS2, library='test')
+        channels = {}
+        for topic, ros_type, ns, data in messages:
+            if topic not in channels:
+                schema = writer.register_schema(ros_type, SchemaEncoding.ROS2,
+                                                message_definition(ros_type).encode())
+                channels[topic] = writer.register_channel(topic, MessageEncoding.CDR, schema)
+            writer.add_message(channels[topic], log_time=ns, data=data, publish_time=ns)
+        writer.finish()
+
+
+def _joint_states_cdr(k):
+    from mcap_ros2._dynamic import serialize_dynamic
+    ros_type = 'sensor_msgs/msg/JointState'
+    encode = serialize_dynamic(ros_type, message_definition(ros_type))[ros_type]
+    return encode({'header': {'stamp': {'sec': 0, 'nanosec': 10_000_000 * k}, 'frame_id': ''},
+                   'name': ['a', 'b'], 'position': [0.1 * k, 0.2], 'velocity': [0.0, 0.0],
+                   'effort': [0.0, 0.0]})
+
+
+def test_an_mcap_with_one_message_cut_short_is_named_in_one_line(tmp_path, capsys):
+    """One joint_states payload shorter than its fields: struct.error tracebacks in plot,
+    animate and view; now one line naming the message."""
+    from ros_vi.cli import main
+    messages = [('/joint_states', 'sensor_msgs/msg/JointState', 10_000_000 * k,
+                 _joint_states_cdr(k)) for k in range(5)]
+    topic, ros_type, ns, data = messages[3]
+    messages[3] = (topic, ros_type, ns, data[:-12])
+    path = tmp_path / 'cut.mcap'
+    _write_raw(path, messages)
+    message = (r"recording '.*cut\.mcap': /joint_states message 3 \(log time 0\.030000000 s\) "
+               r"cannot be decoded: ")
+    with pytest.raises(ValueError, match=message):
+        load_recording(path)
+    for command in (['plot', str(path)], ['animate', str(path), '--model', 'pendulum']):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.count('\n') == 1 and re.search(message, err), err
+
+
+def test_an_mcap_with_a_damaged_chunk_or_a_decompression_bomb_is_refused(tmp_path, run):
+    data = bytearray(run['mcap'].read_bytes())
+    data[200] ^= 0xFF                              # inside the first chunk's data
+    path = tmp_path / 'flipped.mcap'
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"flipped\.mcap': damaged: "):
+        load_recording(path)
+    bomb = tmp_path / 'bomb.mcap'
+    _write_raw(bomb, [('/robot_description', 'std_msgs/msg/String', 0,
+                       b'\x00\x01\x00\x00' + (8_000_000).to_bytes(4, 'little') +
+                       b' ' * 8_000_000)], chunk_size=16 * 1024 * 1024)
+    assert bomb.stat().st_size < 10_000
+    with pytest.raises(ValueError, match=r"bomb\.mcap': a chunk expands [\d,]+ bytes to "
+                                         r"[\d,]+, more than 200 times"):
+        load_recording(bomb)
+
+
+class _Disk:
+    """A file on a disk with room for ``capacity`` bytes: a write beyond them raises
+    OSError(ENOSPC) after writing what fits; truncating frees the space again."""
+
+    def __init__(self, path, capacity):
+        self.file = open(path, 'wb', buffering=0)
+        self.capacity = capacity
+
+    def write(self, data):
+        import errno
+        room = self.capacity - self.file.tell()
+        if room <= 0:
+            raise OSError(errno.ENOSPC, 'No space left on device')
+        return self.file.write(bytes(memoryview(data)[:room]))
+
+    def __getattr__(self, name):            # tell, seek, truncate, flush, close
+        return getattr(self.file, name)
+
+
+def test_a_recording_cut_by_a_full_disk_is_readable_up_to_the_failure(tmp_path, monkeypatch):
+    """The writer that meets a full disk ends the file after its last whole chunk (the
+    partial one cut off, metadata and footer written in its room): load_recording reads
+    every sample up to there, where it refused the file as incomplete."""
+    import builtins
+    from ros_vi.recording import mcap as mcap_module
+    text, sim = _simulation()
+    path = tmp_path / 'full.mcap'
+    monkeypatch.setattr(mcap_module, 'open', lambda name, mode, **kw: _Disk(name, 600_000),
+                        raising=False)
+    writer = McapWriter(path, text, {'model': 'arm7'})
+    monkeypatch.setattr(mcap_module, 'open', builtins.open, raising=False)
+    states = []
+    with pytest.raises(ValueError, match=r"full\.mcap': cannot write it: No space left on "
+                                         r"device; the file keeps the (\d+) samples") as err:
+        for k in range(20_000):
+            if k:
+                sim.tick()
+            states.append(sim.state())
+            writer.append(states[-1], sim.link_transforms(),
+                          sim.static_transforms() if k == 0 else None)
+    kept = int(re.search(r'keeps the (\d+) samples', str(err.value)).group(1))
+    assert 0 < kept < len(states)
+    with pytest.raises(ValueError, match=r'keeps the %d samples written before' % kept):
+        writer.close()
+    assert path.stat().st_size <= 600_000
+    rec = load_recording(path)
+    assert len(rec) == kept and rec.metadata == {'model': 'arm7'}
+    np.testing.assert_array_equal(rec.position, [s.positions for s in states[:kept]])
+    assert rec.robot_description == text

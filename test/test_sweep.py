@@ -533,3 +533,106 @@ grid: {q0.theta: {values: [3.0, 3.2]}}
     two = write_yaml(tmp_path / 'two.yaml', open(one).read().replace('0.2', '0.3'))
     status, _, stderr = ros_vi_cli(two, '--out', tmp_path / 'o', '--serial')
     assert status == 2 and 'holds the results of a different spec' in stderr
+
+
+# ------------------------------------------------------------- hostile specs (issue #25)
+@pytest.mark.parametrize('change, message', [
+    ({'grid': {'q0.theta': {'from': 0, 'to': 1, 'num': 10 ** 6},
+               'dq0.theta': {'from': 0, 'to': 1, 'num': 10 ** 6}}},
+     'spec field grid: 1,000,000,000,000 grid points (1000000 x 1000000), more than the '
+     '10,000,000 samples a sweep may have (MAX_SAMPLES)'),
+    ({'grid': {'q0.theta': {'from': 0, 'to': 1, 'num': 1e12}}},
+     'spec field grid.q0.theta.num: 1,000,000,000,000 is more than the 10,000,000 a sweep '
+     'may have (MAX_SAMPLES)'),
+    ({'random': {'samples': 1e15, 'mass_scale': {'uniform': [0.9, 1.1]}}},
+     'spec field random.samples: 1,000,000,000,000,000 is more than the 10,000,000 a sweep '
+     'may have (MAX_SAMPLES)'),
+    ({'grid': {'q0.theta': {'values': [0.0] * 10}},
+      'random': {'samples': 2_000_000, 'mass_scale': {'uniform': [0.9, 1.1]}}},
+     'spec field random.samples: 2,000,000 draws per grid point x 10 grid points is '
+     '20,000,000 samples'),
+    ({'dt': 1e-300, 'duration': 1e300, 'grid': {'q0.theta': {'values': [0.0]}}},
+     'spec field duration: 1e+300 s at dt = 1e-300 s is inf steps, more than the 10,000,000 '
+     'a sample may take (MAX_STEPS)'),
+    ({'grid': {'delay': {'values': [0.0, 1e300]}}},
+     'spec field grid.delay: a delay of 1e+300 s is longer than the run (duration 1 s)'),
+    ({'random': {'samples': 2, 'delay': {'uniform': [0.0, 5.0]}}},
+     'spec field random.delay: a delay of 5 s is longer than the run (duration 1 s)'),
+    ({'chunk_size': float('inf'), 'grid': {'q0.theta': {'values': [0.0]}}},
+     'spec field chunk_size: expected an integer, got inf'),
+])
+def test_a_spec_too_large_to_run_is_refused_when_loaded(change, message):
+    """A 1e6 x 1e6 grid, num 1e12 and samples 1e15 died with MemoryError tracebacks, dt
+    1e-300 with duration 1e300 with OverflowError, a delay of 1e300 s with a numba
+    SystemError: each is refused when the spec is loaded, naming the field and the limit,
+    before anything is allocated."""
+    with pytest.raises(ValueError) as err:
+        load_spec(pendulum(**change))
+    assert message in str(err.value) and '\n' not in str(err.value)
+
+
+def test_a_spec_file_with_an_alias_bomb_or_a_duplicate_key_is_refused(tmp_path):
+    """YAML aliases expanding a few hundred bytes into millions of nodes (in the
+    description or the controller parameters) are stopped by the bounded loader; a second
+    ``grid:`` silently replaced the first (8 samples became 1)."""
+    laughs = ['l0: &l0 [%s]' % ', '.join(['lol'] * 9)] + [
+        'l%d: &l%d [%s]' % (k, k, ', '.join(['*l%d' % (k - 1)] * 9)) for k in range(1, 7)]
+    for where in ('description: *l6', 'controller_params: {Q: *l6}'):
+        path = write_yaml(tmp_path / 'bomb.yaml', '\n'.join(
+            ['model: pendulum', 'controller: swingup'] + laughs + [where]) + '\n')
+        with pytest.raises(ValueError, match=r"spec file '.*bomb\.yaml': line \d+: the "
+                                             r"document has more than 1,000,000 nodes") as e:
+            load_spec(path)
+        assert len(str(e.value)) < 300
+    path = write_yaml(tmp_path / 'twice.yaml', """
+model: pendulum
+grid:
+  q0.theta: {from: -3, to: 3, num: 8}
+grid:
+  q0.theta: {values: [1.0]}
+""")
+    with pytest.raises(ValueError, match=r"line 5: key 'grid' is given twice in one mapping "
+                                         r"\(first at line 3\)"):
+        load_spec(path)
+
+
+def _damage(path, how, spec, index):
+    """Rewrite the chunk file ``path`` damaged in one of the ways a resume met."""
+    if how == 'truncated':
+        data = open(path, 'rb').read()
+        open(path, 'wb').write(data[:len(data) // 2])
+        return
+    with np.load(path, allow_pickle=False) as z:
+        columns = {k: z[k] for k in z.files}
+    if how == 'short columns':
+        columns = {k: (v[:-1] if v.ndim and len(v) > 1 else v) for k, v in columns.items()}
+    elif how == 'missing key':
+        del columns['time_to_target']
+    elif how == 'forged axis':
+        columns['q0.theta'] = columns['q0.theta'] + 0.25
+    elif how == 'forged result':
+        columns['t_end'] = np.full_like(columns['t_end'], 1e9)
+    np.savez(path, **columns)
+
+
+@pytest.mark.parametrize('how', ['truncated', 'short columns', 'missing key', 'forged axis',
+                                 'forged result'])
+def test_a_damaged_chunk_on_disk_is_computed_again_never_merged(small_serial, tmp_path,
+                                                                 how):
+    """Resume trusted a chunk file whose spec hash matched: a truncated one gave BadZipFile,
+    short columns overwrote results.npz with columns of different lengths, a missing key
+    gave KeyError, forged values were merged.  Now the chunk is checked, named, computed
+    again, and the results equal the undamaged run's."""
+    import shutil
+    out = str(tmp_path / 'copy')
+    shutil.copytree(small_serial.out_dir, out)
+    chunks = sorted(glob.glob(os.path.join(out, 'chunks', 'chunk-*.npz')))
+    _damage(chunks[1], how, small_serial.spec, 1)
+    again = run_sweep(SMALL, out, scheduler='serial', progress=False)
+    assert again.computed == [1] and again.reused == [0, 2, 3]
+    ((index, reason),) = again.damaged
+    assert index == 1 and reason.startswith("chunk file '%s'" % chunks[1])
+    columns_equal(small_serial.columns, again.columns,
+                  ['sample'] + again.spec.axes + list(REDUCTIONS) + ['chunk'])
+    with open(os.path.join(out, 'sweep.json')) as fh:
+        assert json.load(fh)['chunks']['damaged'] == [{'chunk': 1, 'reason': reason}]

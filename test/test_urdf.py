@@ -681,3 +681,66 @@ def test_report_max_errors(capsys):
         print('\nURDF vs pinocchio, max relative errors over %d robots: %s'
               % (len(MAX_ERRORS), ', '.join('%s %.1e' % kv for kv in worst.items())))
     assert max(worst.values()) <= TOL
+
+
+# ------------------------------------------------------------------ limits (issue #25)
+def test_a_chain_deeper_than_the_frame_limit_is_one_urdf_error_and_one_at_it_imports(
+        tmp_path, capsys):
+    """A chain deeper than Python's recursion limit (1,200 joints) was a RecursionError in
+    the importer; now it is refused in one line naming the limit, and a chain at the
+    limit imports (built without recursion) with its configs in chain order."""
+    from ros_vi.cli import main
+    from ros_vi.urdf.build import MAX_FRAME_DEPTH
+    deep = cases.chain(1200)
+    with pytest.raises(URDFError, match=r"the chain from link 'l0' to link 'l1200' is 1,200 "
+                                        r"joints long .*MAX_FRAME_DEPTH"):
+        import_urdf(deep)
+    path = tmp_path / 'deep.urdf'
+    path.write_text(deep)
+    assert main(['info', str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'MAX_FRAME_DEPTH' in err
+    deepest = (MAX_FRAME_DEPTH - 3) // 2         # joints with origins: 2 frames each
+    system = import_urdf(cases.chain(deepest))
+    assert [c.name for c in system.configs] == ['j%d' % i for i in range(1, deepest + 1)]
+    with pytest.raises(URDFError, match='MAX_FRAME_DEPTH'):
+        import_urdf(cases.chain(deepest + 1))
+
+
+def test_descriptions_beyond_the_size_limits_are_refused_naming_the_limit():
+    from ros_vi.urdf.parse import MAX_CONFIGS, MAX_LINKS
+    items = [cases.link('base')] + [
+        item for i in range(MAX_CONFIGS + 1) for item in (
+            cases.link('l%d' % i, cases.inertial(1.0)),
+            cases.joint('j%d' % i, 'continuous', 'base', 'l%d' % i, axis=(0, 0, 1)))]
+    with pytest.raises(URDFError, match=r'the moving joints have 2,001 configs, more than '
+                                        r'the 2,000 the importer takes \(MAX_CONFIGS\)'):
+        import_urdf(cases.robot('wide', items))
+    many = cases.robot('many', [cases.link('l%d' % i) for i in range(MAX_LINKS + 1)])
+    with pytest.raises(URDFError, match=r'10,001 <link> elements, more than the 10,000 a '
+                                        r'description may have \(MAX_LINKS\)'):
+        import_urdf(many)
+
+
+def test_an_error_naming_thousands_of_links_lists_a_few_and_counts_the_rest():
+    """5,000 links without a joint: five thousand roots, named in a line of bounded length."""
+    text = cases.robot('loose', [cases.link('l%d' % i) for i in range(5000)])
+    with pytest.raises(URDFError) as err:
+        import_urdf(text)
+    message = str(err.value)
+    assert "has 5000 roots (links without a parent joint: 'l0', 'l1'" in message
+    assert 'and 4,980 more' in message and len(message) < 600
+
+
+def test_masses_and_lengths_that_overflow_are_refused_without_numpy_warnings():
+    """Values near the largest float made the mass matrix inf: the joint was taken for
+    massless (and numpy warned); now the description is refused naming the cause."""
+    big = cases.robot('big', [cases.link('a'), cases.link('b', cases.inertial(
+        1e200, xyz=(1e200, 0, 0), I=(1e200, 0, 0, 1e200, 0, 1e200))),
+        cases.joint('j', 'revolute', 'a', 'b', xyz=(0, 0, 1e200), axis=(0, 1, 0),
+                    limit=(-1, 1, 1, 1))])
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        with pytest.raises(URDFError, match='the mass matrix is not finite at a generic '
+                                            'configuration'):
+            import_urdf(big)

@@ -179,3 +179,14 @@ def humanoid(seed=0):
     head = chain(torso, 'neck', 3, (0, 0, 0.5))
     fixed(head, 'head_camera', (0.08, 0, 0.05))
     return robot('humanoid40', items)
+
+
+def chain(n, jtype='continuous', name='chain'):
+    """A serial chain of ``n`` joints (each with an origin, axis y), a link of 1 kg below
+    each: the deepest frame tree a description of n joints gives."""
+    items = [link('l0')]
+    for i in range(1, n + 1):
+        items.append(link('l%d' % i, inertial(1.0)))
+        items.append(joint('j%d' % i, jtype, 'l%d' % (i - 1), 'l%d' % i, xyz=(0, 0, 0.1),
+                           axis=(0, 1, 0) if jtype != 'fixed' else None))
+    return robot(name, items)

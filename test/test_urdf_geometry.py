@@ -297,3 +297,50 @@ def test_missing_and_unreadable_meshes_warn_and_are_kept(tmp_path):
     with pytest.warns(URDFWarning, match=r"link 'arm': mesh 'part.bogus' .* cannot be read: "
                                          r"\w+Error"):
         assert shape.triangles() is None
+
+
+def test_a_mesh_file_larger_than_the_limit_is_not_read(tmp_path, monkeypatch):
+    """A 2 GiB sparse .stl took 28 s and 4.4 GB before "no triangles"; a file beyond
+    MAX_MESH_BYTES is not read (here the limit is lowered to 1 MiB, the file 2 MiB)."""
+    from ros_vi.urdf import shapes
+    monkeypatch.setattr(shapes, 'MAX_MESH_BYTES', 1 << 20)
+    with open(tmp_path / 'big.stl', 'wb') as fh:
+        fh.truncate(2 << 20)                          # sparse: nothing written
+    (shape,) = link_geometry(_robot('big.stl'), base_dir=str(tmp_path))
+    with pytest.warns(URDFWarning, match=r"link 'arm': mesh 'big.stl' \(.*big.stl\) is 2 MiB, "
+                                         r"more than the 1 MiB a mesh file may have "
+                                         r"\(MAX_MESH_BYTES\); drawn without it"):
+        assert shape.triangles() is None
+    assert shape.problem == 'is 2 MiB, more than the 1 MiB a mesh file may have ' \
+                            '(MAX_MESH_BYTES)'
+
+
+def ament_mesh(prefix, package, monkeypatch):
+    """``prefix/share/package/part.stl``, a box mesh of an installed package (``prefix`` on
+    AMENT_PREFIX_PATH, the package in its ament index); returns its path."""
+    marker = prefix / 'share' / 'ament_index' / 'resource_index' / 'packages'
+    marker.mkdir(parents=True)
+    (marker / package).write_text('')
+    path = prefix / 'share' / package / 'part.stl'
+    path.parent.mkdir(parents=True)
+    _write_mesh(path)
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(prefix))
+    return path
+
+
+def test_packages_only_reads_package_meshes_inside_their_package(tmp_path, monkeypatch):
+    """For a description from a ROS graph: file://, absolute and relative names and a
+    package:// path out of its package are refused without looking at the file."""
+    path = ament_mesh(tmp_path / 'install', 'pkg', monkeypatch)
+    assert resolve_mesh('package://pkg/part.stl', packages_only=True) == (str(path), '')
+    only = 'a description from the ROS graph may name package:// meshes of installed ' \
+           'packages only'
+    for name in ('file://%s' % path, str(path), 'part.stl'):
+        assert resolve_mesh(name, str(path.parent), packages_only=True) == (None, only)
+    for name in ('package://pkg/../pkg/../../share/pkg/part.stl', 'package://pkg//etc/x'):
+        assert resolve_mesh(name, packages_only=True) == (
+            None, "not a file inside package 'pkg'")
+    assert resolve_mesh('package://other/part.stl', packages_only=True) == (
+        None, "package 'other' is not installed")
+    assert resolve_mesh('package://pkg/none.stl', packages_only=True) == (
+        None, "no such file in package 'pkg'")

@@ -291,3 +291,30 @@ def test_xacro_arguments_and_lazy_imports_still_work(model):
         '<xacro:arg name="n" default="a"/>'
         '<link name="$(arg n)_$(eval 1 + 2)_${int(math.floor(math.pi))}"/>'))
     assert '<link name="b_3_3"/>' in xacro_to_urdf(path, {'n': 'b'})
+
+
+def test_xacro_is_stopped_at_its_memory_limit_and_says_so(model, tmp_path, capsys):
+    """``${'a' * (3 * 10**9)}`` took 34 s and 5.9 GB; the child's address space is limited
+    (MEMORY_LIMIT), so it fails at once and the error names the limit."""
+    from ros_vi.cli import main
+    from ros_vi.urdf.xacro import MEMORY_LIMIT
+    path = write(model / 'big.urdf.xacro', robot(
+        '<xacro:property name="big" value="${\'a\' * (3 * 10**9)}"/>' + LINK % '${big[:1]}'))
+    with pytest.raises(URDFError, match=r"xacro '.*big\.urdf\.xacro': exceeded the memory "
+                                        r"limit of %d MiB" % (MEMORY_LIMIT >> 20)):
+        xacro_to_urdf(path)
+    assert main(['info', path]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'memory limit' in err
+    # a xacro that stays within the limit is untouched by it
+    assert 'name="a"' in xacro_to_urdf(write(model / 'small.urdf.xacro', robot(
+        '<xacro:property name="big" value="${\'a\' * (10**6)}"/>' + LINK % '${big[:1]}')))
+
+
+def test_the_text_xacro_produces_is_bounded_like_any_description(model, monkeypatch):
+    from ros_vi.urdf import xacro as xacro_module
+    monkeypatch.setattr(xacro_module, 'MAX_DESCRIPTION_BYTES', 1000)
+    path = write(model / 'long.urdf.xacro', robot(''.join(LINK % ('l%d' % i)
+                                                          for i in range(20))))
+    with pytest.raises(URDFError, match=r'produced [\d,]+ characters of URDF, more than '):
+        xacro_to_urdf(path)

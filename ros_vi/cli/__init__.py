@@ -13,6 +13,7 @@ convention).  Shell completion comes from argcomplete when it is installed
 import argparse
 import importlib
 import sys
+import warnings
 
 __all__ = ['main', 'COMMANDS', 'CommandError']
 
@@ -49,8 +50,13 @@ def main(argv=None):
     except ImportError:
         pass
     args = parser.parse_args(argv)
+    import numpy as np
     try:
-        return int(args.command_function(args) or 0)
+        # what a hostile file does to the numbers (an overflow, a nan) is reported by the
+        # checks that follow, in one line: numpy's own warnings are not shown
+        with np.errstate(all='ignore'), warnings.catch_warnings():
+            warnings.filterwarnings('ignore', category=RuntimeWarning, module=r'numpy\b')
+            return int(args.command_function(args) or 0)
     except CommandError as err:
         print('ros-vi %s: error: %s' % (args.command, err), file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@ import sys
 import warnings
 
 from . import CommandError
+from .options import check_output
 
 HELP = 'draw a recording as a GIF or MP4 animation of the robot'
 
@@ -90,6 +91,7 @@ def run(args):
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0):
             raise CommandError('--%s must be finite and > 0, got %r' % (name, value))
+    check_output(out, '--out')
     rec = read_recording(args.file)
     urdf, base_dir = None, None
     if args.model is not None:

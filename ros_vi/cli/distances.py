@@ -17,10 +17,13 @@ import warnings
 
 import numpy as np
 
+from ..errors import name_list
 from . import CommandError
 from .models import import_model, resolve_model
 
 HELP = 'signed distances (and their gradient) between named links and obstacles'
+#: configurations --random may ask for
+MAX_RANDOM = 100_000
 
 
 def add_arguments(parser):
@@ -31,7 +34,8 @@ def add_arguments(parser):
     parser.add_argument('--obstacles', metavar='FILE',
                         help='obstacle YAML file (a path, file:// or package:// URI)')
     parser.add_argument('--random', type=int, metavar='N',
-                        help='N random configurations q = pi (rand(nQ) - 0.5)')
+                        help='N random configurations q = pi (rand(nQ) - 0.5), at most %s'
+                             % format(MAX_RANDOM, ','))
     parser.add_argument('--seed', type=int, default=0,
                         help='random seed for --random (default 0)')
     parser.add_argument('--q', nargs='+', default=[], metavar='JOINT=VALUE',
@@ -47,7 +51,8 @@ def _detector(args, system):
     from ..collision import CollisionDetector, load_obstacles, parse_pair
     if not args.pair:
         raise CommandError('give at least one --pair A:B (links of the model: %s)'
-                           % ', '.join(system.urdf.link_names))
+                           % name_list(system.urdf.link_names, quote=str))
+    caught = []
     try:
         pairs = [parse_pair(p) for p in args.pair]
         obstacles = load_obstacles(args.obstacles) if args.obstacles else {}
@@ -56,8 +61,9 @@ def _detector(args, system):
             detector = CollisionDetector(system, pairs, obstacles=obstacles)
     except (ValueError, OSError) as err:
         raise CommandError(str(err)) from None
-    for w in caught:
-        print('warning: %s' % w.message, file=sys.stderr)
+    finally:        # also when the detector is refused: the warnings say about the meshes
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            print('warning: %s' % message, file=sys.stderr)
     return detector
 
 
@@ -67,8 +73,9 @@ def _configurations(args, system):
     if args.random is not None and args.q:
         raise CommandError('give --random or --q, not both')
     if args.random is not None:
-        if args.random < 1:
-            raise CommandError('--random must be at least 1, got %d' % args.random)
+        if not 1 <= args.random <= MAX_RANDOM:
+            raise CommandError('--random must be 1 to %s (MAX_RANDOM), got %s'
+                               % (format(MAX_RANDOM, ','), format(args.random, ',')))
         rng = np.random.default_rng(args.seed)
         return [np.pi * (rng.random(system.nQ) - 0.5) for _ in range(args.random)]
     q = np.zeros(system.nQ)

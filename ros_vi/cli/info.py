@@ -14,6 +14,8 @@ import numpy as np
 from .models import resolve_model, setup_model
 
 HELP = 'links, joints, limits, command interfaces, masses and importer warnings of a model'
+# levels of the printed tree drawn as indentation; deeper joints are numbered instead
+TREE_INDENT = 32
 
 
 def add_arguments(parser):
@@ -97,19 +99,27 @@ def _fmt(x):
 
 
 def _tree_lines(facts):
+    """The tree of links and joints as text lines, depth first in file order (a stack, not
+    recursion: a chain may be deeper than Python's recursion limit); levels deeper than
+    :data:`TREE_INDENT` are not indented further but numbered."""
     children = {}
     for j in facts['joints']:
         children.setdefault(j['parent'], []).append(j)
     lines = [facts['root_link']]
 
-    def walk(link, indent):
+    def below(link, indent, depth):
         kids = children.get(link, [])
-        for i, j in enumerate(kids):
-            last = i == len(kids) - 1
-            lines.append('%s%s %s [%s] -> %s' % (indent, '└─' if last else '├─', j['name'],
-                                                 j['type'], j['child']))
-            walk(j['child'], indent + ('   ' if last else '│  '))
-    walk(facts['root_link'], '')
+        return [(j, indent, depth, i == len(kids) - 1) for i, j in enumerate(kids)][::-1]
+
+    todo = below(facts['root_link'], '', 1)
+    while todo:
+        j, indent, depth, last = todo.pop()
+        level = '' if depth <= TREE_INDENT else '[depth %d] ' % depth
+        lines.append('%s%s %s%s [%s] -> %s' % (indent, '└─' if last else '├─', level,
+                                              j['name'], j['type'], j['child']))
+        if depth < TREE_INDENT:
+            indent += '   ' if last else '│  '
+        todo.extend(below(j['child'], indent, depth + 1))
     return lines
 
 

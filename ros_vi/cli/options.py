@@ -1,4 +1,8 @@
-"""Command-line options several ``ros-vi`` subcommands share."""
+"""Command-line options several ``ros-vi`` subcommands share, and the check of an output
+path that every command makes before it starts working."""
+import os
+
+from . import CommandError
 
 
 def add_progress_arguments(parser):
@@ -13,3 +17,23 @@ def add_progress_arguments(parser):
 def show_progress(args, stream):
     """Whether to draw a progress bar on ``stream`` for the parsed ``args``."""
     return stream.isatty() if args.progress is None else args.progress
+
+
+def check_output(path, option, types=None):
+    """CommandError ``cannot write PATH (OPTION): why`` when a file cannot be written at
+    ``path``: its folder does not exist or is not writable, it is a folder, or its suffix is
+    not one of ``types`` (e.g. ``('.png', '.svg')``; None: any).  Called before any work, so
+    a long run never ends in a file it cannot write."""
+    path = os.fspath(path)
+    where = 'cannot write %r (%s)' % (path, option)
+    suffix = os.path.splitext(path)[1].lower()
+    if types is not None and suffix not in types:
+        raise CommandError('%s: unknown file type %r (use %s)'
+                           % (where, suffix, ', '.join(types)))
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CommandError('%s: it is a directory' % where)
+    if not os.path.isdir(folder):
+        raise CommandError('%s: no such directory %r' % (where, folder))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CommandError('%s: directory %r is not writable' % (where, folder))

@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from . import CommandError
+from .options import check_output
 
 HELP = 'plot q, v, effort and energy of a recording (npz, csv or MCAP)'
 
@@ -20,6 +21,17 @@ def add_arguments(parser):
     parser.add_argument('--joints', nargs='+', default=None, metavar='JOINT',
                         help='only these joints (default all)')
     parser.add_argument('--title', default=None, help='figure title')
+
+
+def image_types():
+    """The image suffixes matplotlib writes (``.png``, ``.svg``, ``.pdf``, ...)."""
+    from matplotlib.figure import Figure
+    return tuple('.' + t for t in sorted(Figure().canvas.get_supported_filetypes()))
+
+
+def check_plot_path(path, option):
+    """CommandError unless ``path`` is an image matplotlib writes, in a writable folder."""
+    check_output(path, option, image_types())
 
 
 def plot_recording(rec, path, title=None, joints=None):
@@ -58,23 +70,26 @@ def _title(rec):
     parts = [str(meta.get('model', 'recording'))]
     if meta.get('controller') not in (None, 'none'):
         parts.append(str(meta['controller']))
-    if 'dt' in meta:
-        parts.append('dt = %g s' % float(meta['dt']))
+    if isinstance(meta.get('dt'), (int, float)):     # metadata of a file: any JSON value
+        parts.append('dt = %g s' % meta['dt'])
     return ', '.join(parts)
 
 
 def run(args):
     from .models import read_recording
+    out = args.out or os.path.splitext(args.file)[0] + '.png'
+    check_plot_path(out, '--out')
     rec = read_recording(args.file)
     if args.joints:
         try:
             [rec.column(j) for j in args.joints]
         except ValueError as err:
             raise CommandError(str(err)) from None
-    out = args.out or os.path.splitext(args.file)[0] + '.png'
     try:
         plot_recording(rec, out, args.title, args.joints)
-    except ValueError as err:       # matplotlib: unknown image format
-        raise CommandError('cannot write %r: %s' % (out, err)) from None
+    except OSError as err:
+        raise CommandError('cannot write %r: %s' % (out, err.strerror or err)) from None
+    except ValueError as err:       # what the recording holds cannot be drawn
+        raise CommandError('cannot plot %r: %s' % (args.file, err)) from None
     print('plot: %s (%d samples, %.4g s)' % (out, len(rec), rec.t[-1] - rec.t[0]))
     return 0

@@ -64,6 +64,8 @@ def run(args):
     except OSError as err:
         raise CommandError('%s: %s' % (err.filename or args.out, err.strerror or err)) \
             from None
+    for index, reason in result.damaged:
+        print('warning: %s; chunk %d computed again' % (reason, index), file=sys.stderr)
     _summary(result)
     if args.plot:
         for path in plot_sweep(args.out):

@@ -42,6 +42,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..errors import name_list, shorten
 from ..mechanics import kernel
 from ..urdf import URDFWarning, link_geometry
 from .obstacles import OBSTACLE_TYPES
@@ -167,7 +168,7 @@ class CollisionDetector:
         if clash:
             raise ValueError('obstacle name%s %s %s also the name of a link of robot %r; '
                              'rename the obstacle' % ('s' if len(clash) > 1 else '',
-                                                       ', '.join(map(repr, clash)),
+                                                       name_list(clash),
                                                        'are' if len(clash) > 1 else 'is',
                                                        robot.name))
         self._pairs = [self._check_pair(p, k) for k, p in enumerate(pairs)]
@@ -231,8 +232,8 @@ class CollisionDetector:
         return a, b
 
     def _valid_names(self):
-        links = ', '.join(self._robot.link_names)
-        obstacles = ', '.join(self._obstacles) or 'none'
+        links = name_list(self._robot.link_names, quote=str)
+        obstacles = name_list(self._obstacles, quote=str)
         return 'links of robot %r: %s; obstacles: %s' % (self._robot.name, links, obstacles)
 
     def _link_shapes(self, text, base_dir, links):
@@ -248,21 +249,28 @@ class CollisionDetector:
         for link in links:
             geoms = []
             for k, shape in enumerate(s for s in shapes if s.link == link):
-                g = self._shape_geometry(shape, '%s <collision> %d' % (link, k + 1))
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter('always', URDFWarning)
+                    g = self._shape_geometry(shape, '%s <collision> %d' % (link, k + 1))
+                for w in caught:          # an unreadable mesh, a mesh without volume
+                    warnings.warn(w.message, w.category, stacklevel=3)
                 if g is None:
-                    unusable.setdefault(link, []).append(shape.filename)
+                    # why, in the error itself: the warnings may never be shown
+                    why = shape.problem or '; '.join(str(w.message) for w in caught)
+                    unusable.setdefault(link, []).append((shape.filename, why))
                 else:
                     geoms.append(g)
             if not geoms:
                 if link in unusable:
-                    why = 'its collision mesh%s %s cannot be used (see the warnings)' % (
-                        'es' if len(unusable[link]) > 1 else '',
-                        ', '.join(map(repr, unusable[link])))
+                    files, reasons = zip(*unusable[link])
+                    why = 'its collision mesh%s %s cannot be used (%s)' % (
+                        'es' if len(files) > 1 else '', name_list(files),
+                        shorten('; '.join(r for r in reasons if r), limit=600, quote=False))
                 else:
                     why = 'it has no <collision> element'
                 raise ValueError('link %r has no collision geometry: %s (links with '
                                  'collision geometry: %s)'
-                                 % (link, why, ', '.join(with_geometry) or 'none'))
+                                 % (link, why, name_list(with_geometry, quote=str)))
             out[link] = geoms
         return out
 
@@ -411,14 +419,14 @@ class CollisionDetector:
             q = np.asarray(q, dtype=float)
             if q.shape != (nq,):
                 raise ValueError('q must have one value per config of the System (%d: %s), '
-                                 'got shape %s' % (nq, ', '.join(c.name for c in
-                                                                 self._system.configs),
+                                 'got shape %s' % (nq, name_list(
+                                     (c.name for c in self._system.configs), quote=str),
                                                    q.shape))
         # coal answers garbage, not NaN, for a NaN pose; a sum of Python floats is the
         # cheapest test (a finite sum that overflows is told apart below)
         if not math.isfinite(sum(q.tolist())) and not np.all(np.isfinite(q)):
             bad = [c.name for c, x in zip(self._system.configs, q) if not math.isfinite(x)]
-            raise ValueError('q must be finite; not finite: %s' % ', '.join(bad))
+            raise ValueError('q must be finite; not finite: %s' % name_list(bad, quote=str))
         return q
 
     def _evaluate(self, q, points):

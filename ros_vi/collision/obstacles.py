@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import resources
+from ..bounded import load_yaml
+from ..errors import name_list, shorten
 from ..urdf.geometry import origin_matrix
 
 __all__ = ['Box', 'Sphere', 'Cylinder', 'HalfSpace', 'OBSTACLE_TYPES', 'load_obstacles',
@@ -41,9 +43,10 @@ def _vector(value, what, n=3):
     try:
         arr = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise ValueError('%s must be %d numbers, got %r' % (what, n, value)) from None
+        raise ValueError('%s must be %d numbers, got %s' % (what, n, shorten(value))) \
+            from None
     if arr.shape != (n,) or not np.all(np.isfinite(arr)):
-        raise ValueError('%s must be %d finite numbers, got %r' % (what, n, value))
+        raise ValueError('%s must be %d finite numbers, got %s' % (what, n, shorten(value)))
     return tuple(float(x) for x in arr)
 
 
@@ -51,9 +54,9 @@ def _length(value, what):
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise ValueError('%s must be a number, got %r' % (what, value)) from None
+        raise ValueError('%s must be a number, got %s' % (what, shorten(value))) from None
     if not (math.isfinite(x) and x > 0):
-        raise ValueError('%s must be finite and > 0 [m], got %r' % (what, value))
+        raise ValueError('%s must be finite and > 0 [m], got %s' % (what, shorten(value)))
     return x
 
 
@@ -129,17 +132,23 @@ class HalfSpace:
 
     def __post_init__(self):
         n = np.array(_vector(self.normal, 'HalfSpace normal'))
-        norm = float(np.linalg.norm(n))
-        if norm < 1e-12:
-            raise ValueError('HalfSpace normal must not be zero, got %r' % (self.normal,))
+        with np.errstate(over='ignore'):
+            norm = float(np.linalg.norm(n))
+        if not math.isfinite(norm):
+            # the length of a normal near the largest float overflows (and n / inf would be a
+            # zero normal): scaled by its largest component first
+            n = n / np.abs(n).max()
+            norm = float(np.linalg.norm(n))
+        elif norm < 1e-12:
+            raise ValueError('HalfSpace normal must not be zero, got %s' % shorten(self.normal))
         object.__setattr__(self, 'normal', tuple(float(x) for x in n / norm))
         try:
             offset = float(self.offset)
         except (TypeError, ValueError):
             offset = math.nan
         if not math.isfinite(offset):
-            raise ValueError('HalfSpace offset must be a finite number [m], got %r'
-                             % (self.offset,))
+            raise ValueError('HalfSpace offset must be a finite number [m], got %s'
+                             % shorten(self.offset))
         object.__setattr__(self, 'offset', offset)
 
     @property
@@ -154,20 +163,20 @@ _POSE_KEYS = {'box': ('xyz', 'rpy'), 'sphere': ('xyz',), 'cylinder': ('xyz', 'rp
 
 
 def _obstacle(name, spec, where):
-    what = '%s: obstacle %r' % (where, name)
+    what = '%s: obstacle %s' % (where, shorten(name))
     if not isinstance(spec, dict):
         raise ValueError('%s must be a mapping like {box: [1, 1, 1], xyz: [0, 0, 0.5]}, '
-                         'got %r' % (what, spec))
+                         'got %s' % (what, shorten(spec)))
     kinds = [k for k in spec if k in OBSTACLE_TYPES]
     if len(kinds) != 1:
         raise ValueError('%s must name exactly one shape (%s), got %s'
                          % (what, ', '.join(OBSTACLE_TYPES),
-                            ', '.join(map(repr, kinds)) or 'none'))
+                            name_list(kinds)))
     kind = kinds[0]
     extra = [k for k in spec if k != kind and k not in _POSE_KEYS[kind]]
     if extra:
         raise ValueError('%s: unknown key%s %s for a %s (valid: %s)'
-                         % (what, 's' if len(extra) > 1 else '', ', '.join(map(repr, extra)),
+                         % (what, 's' if len(extra) > 1 else '', name_list(extra),
                             kind, ', '.join((kind,) + _POSE_KEYS[kind])))
     value = spec[kind]
     options = {k: spec[k] for k in _POSE_KEYS[kind] if k in spec}
@@ -178,7 +187,7 @@ def _obstacle(name, spec, where):
             return Sphere(value, **options)
         if kind == 'cylinder':
             if not isinstance(value, (list, tuple)) or len(value) != 2:
-                raise ValueError('cylinder must be [radius, length], got %r' % (value,))
+                raise ValueError('cylinder must be [radius, length], got %s' % shorten(value))
             return Cylinder(value[0], value[1], **options)
         return HalfSpace(value, **options)
     except ValueError as err:
@@ -190,38 +199,38 @@ def obstacles_from_dict(mapping, where='obstacles'):
     (see the module doc); ``where`` starts every error message.  ValueError naming the bad
     entry."""
     if not isinstance(mapping, dict):
-        raise ValueError('%s: obstacles must be a mapping name -> shape, got %r'
-                         % (where, mapping))
+        raise ValueError('%s: obstacles must be a mapping name -> shape, got %s'
+                         % (where, shorten(mapping)))
     out = {}
     for name, spec in mapping.items():
         if not isinstance(name, str) or not name:
-            raise ValueError('%s: obstacle names must be non-empty strings, got %r'
-                             % (where, name))
+            raise ValueError('%s: obstacle names must be non-empty strings, got %s'
+                             % (where, shorten(name)))
         out[name] = _obstacle(name, spec, where)
     return out
 
 
 def load_obstacles(path):
     """``{name: obstacle}`` (file order) from an obstacle YAML file (see the module doc):
-    a path, ``file://`` or ``package://`` URI (:func:`ros_vi.resources.resolve_uri`).
+    a path, ``file://`` or ``package://`` URI (:func:`ros_vi.resources.resolve_uri`), read
+    by the bounded YAML loader (:func:`ros_vi.bounded.load_yaml`: size, aliases and
+    duplicate keys are limited).
 
     Raises FileNotFoundError for a file that is not there, ValueError naming the file and
     the bad entry for anything else."""
-    import yaml
     filename = resources.resolve_uri(os.fspath(path))
     where = 'obstacle file %r' % os.fspath(path)
     try:
-        with open(filename, encoding='utf-8') as fh:
-            doc = yaml.safe_load(fh)
+        doc = load_yaml(filename, where, invalid='is not YAML')
     except FileNotFoundError:
         raise FileNotFoundError('%s: no such file' % where) from None
-    except yaml.YAMLError as err:
-        raise ValueError('%s is not YAML: %s' % (where, err)) from None
+    except OSError as err:
+        raise ValueError('%s: cannot read it: %s' % (where, err.strerror or err)) from None
     if not isinstance(doc, dict) or 'obstacles' not in doc:
-        raise ValueError('%s must hold a mapping with an "obstacles" key, got %r'
-                         % (where, doc))
+        raise ValueError('%s must hold a mapping with an "obstacles" key, got %s'
+                         % (where, shorten(doc)))
     unknown = [k for k in doc if k != 'obstacles']
     if unknown:
         raise ValueError('%s: unknown top-level key%s %s (only "obstacles")'
-                         % (where, 's' if len(unknown) > 1 else '', ', '.join(map(repr, unknown))))
+                         % (where, 's' if len(unknown) > 1 else '', name_list(unknown)))
     return obstacles_from_dict(doc['obstacles'], where)

@@ -17,8 +17,14 @@ The file type follows the name:
 Writers are streaming (:func:`open_writer`): samples are appended as the simulation runs and
 :meth:`RecordingWriter.close` leaves a complete, readable file whatever happened before
 (a run that fails keeps what it recorded).  npz and csv files are written atomically (a
-temporary file renamed into place).
+temporary file renamed into place: a write that fails, on a full disk, leaves the file that
+was there, or none); an MCAP whose disk fills up ends after its last whole chunk.
+
+:func:`load_recording` reads what it is given with bounds (:mod:`ros_vi.bounded`) and checks
+what it read (:func:`check_recording`): a damaged, cut or odd file is one ValueError naming
+the file and the fault, never a traceback.
 """
+import collections
 import io
 import json
 import os
@@ -27,8 +33,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..bounded import load_npz
+from ..errors import name_list, shorten
+
 __all__ = ['Recording', 'RecordingWriter', 'open_writer', 'load_recording', 'save_recording',
-           'FORMATS', 'state_sample']
+           'FORMATS', 'state_sample', 'check_recording']
 
 FORMATS = ('.npz', '.csv', '.mcap')
 _NPZ_FORMAT = 'ros_vi-recording-1'
@@ -120,6 +129,8 @@ class RecordingWriter:
                          dict(self.metadata))
 
     def close(self):
+        """Write the file (npz, csv: atomically).  ValueError naming it when it cannot be
+        written (a full disk)."""
         if not self.closed:
             self.closed = True
             if self.path is not None:
@@ -176,7 +187,17 @@ def atomic_write(path, write):
 
 
 def save_recording(rec, path):
-    """Write ``rec`` to ``path`` (.npz, .csv or .mcap, from the suffix)."""
+    """Write ``rec`` to ``path`` (.npz, .csv or .mcap, from the suffix), atomically.
+    ValueError naming the file when it cannot be written (a full disk: the file that was
+    there is kept)."""
+    try:
+        _save(rec, path)
+    except OSError as err:
+        raise ValueError('recording %r: cannot write it: %s'
+                         % (os.fspath(path), err.strerror or err)) from None
+
+
+def _save(rec, path):
     ext = _suffix(path, 'recording')
     if ext == '.mcap':
         from .mcap import write_recording
@@ -211,29 +232,97 @@ def _csv_text(rec):
 
 def load_recording(path):
     """Read a recording written by :func:`save_recording` / :func:`open_writer` (or any ROS 2
-    MCAP with ``/joint_states``).  Raises ValueError naming the file when it cannot."""
+    MCAP with ``/joint_states``), bounded (:mod:`ros_vi.bounded`) and checked
+    (:func:`check_recording`).  Raises ValueError naming the file when it cannot."""
     path = os.fspath(path)
     ext = _suffix(path, 'recording')
     if not os.path.isfile(path):
         raise ValueError('recording %r: no such file' % path)
     if ext == '.mcap':
         from .mcap import read_recording
-        return read_recording(path)
-    try:
-        if ext == '.npz':
-            return _load_npz(path)
-        return _load_csv(path)
-    except (OSError, KeyError, ValueError, json.JSONDecodeError) as err:
-        raise ValueError('recording %r: cannot read it as %s: %s' % (path, ext, err)) from None
+        rec = read_recording(path)
+    else:
+        try:
+            rec = _load_npz(path) if ext == '.npz' else _load_csv(path)
+        except (OSError, KeyError, ValueError, RecursionError, UnicodeDecodeError) as err:
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else \
+                (str(err) if not isinstance(err, RecursionError) else 'nested too deeply')
+            raise ValueError('recording %r: cannot read it as %s: %s'
+                             % (path, ext, shorten(reason, limit=600, quote=False))) from None
+    problem = check_recording(rec)
+    if problem:
+        raise ValueError('recording %r: %s' % (path, problem))
+    return rec
+
+
+def check_recording(rec):
+    """What is wrong with a :class:`Recording` read from a file ('' when nothing): ``t``
+    (N,) finite and never decreasing; ``joint_names`` distinct strings; ``position``,
+    ``velocity``, ``effort`` (N, nj) and ``energy`` (N,) numbers, nan allowed (a value a
+    bag does not carry), never infinite; ``robot_description`` a string; ``metadata`` a
+    mapping with string keys."""
+    t = rec.t
+    if not (isinstance(t, np.ndarray) and t.ndim == 1 and t.dtype.kind in 'fiu'):
+        return 't is not a list of times (%s)' % _describe(t)
+    n = len(t)
+    bad = np.flatnonzero(~np.isfinite(t))
+    if bad.size:
+        return 'sample %d has time %r' % (bad[0], float(t[bad[0]]))
+    back = np.flatnonzero(np.diff(t) < 0)
+    if back.size:
+        return 'time goes back at sample %d (%r s after %r s)' % (
+            back[0] + 1, float(t[back[0] + 1]), float(t[back[0]]))
+    names = rec.joint_names
+    if not (isinstance(names, list) and all(isinstance(x, str) for x in names)):
+        return 'joint_names are not names (%s)' % _describe(names)
+    twice = [x for x, count in collections.Counter(names).items() if count > 1]
+    if twice:
+        return 'joint %s is named twice' % name_list(twice)
+    for key, shape in (('position', (n, len(names))), ('velocity', (n, len(names))),
+                       ('effort', (n, len(names))), ('energy', (n,))):
+        value = getattr(rec, key)
+        if not (isinstance(value, np.ndarray) and value.shape == shape and
+                value.dtype.kind in 'fiu'):
+            return '%s is %s, expected numbers of shape %s (%d samples, %d joints)' % (
+                key, _describe(value), shape, n, len(names))
+        inf = np.argwhere(np.isinf(value))
+        if inf.size:
+            k = tuple(int(i) for i in inf[0])
+            return '%s of %s is %r at t = %g s' % (
+                key, 'the recording' if len(k) == 1 else 'joint %r' % names[k[1]],
+                float(value[k]), t[k[0]])
+    if not isinstance(rec.robot_description, str):
+        return 'robot_description is not text (%s)' % _describe(rec.robot_description)
+    if not (isinstance(rec.metadata, dict) and all(isinstance(k, str) for k in rec.metadata)):
+        return 'metadata is not a mapping of names to values (%s)' % shorten(rec.metadata)
+    return ''
+
+
+def _describe(value):
+    if isinstance(value, np.ndarray):
+        return '%s of shape %s' % (value.dtype, value.shape)
+    return shorten(value)
+
+
+def _text(z, key):
+    """A text entry of a recording's npz (a 0-d string array)."""
+    value = z[key]
+    if value.shape != () or value.dtype.kind != 'U':
+        raise ValueError('%r is not text (%s of shape %s)' % (key, value.dtype, value.shape))
+    return str(value)
 
 
 def _load_npz(path):
-    with np.load(path, allow_pickle=False) as z:
-        if 'format' not in z or str(z['format']) != _NPZ_FORMAT:
-            raise ValueError('not a ros_vi recording (no format %r)' % _NPZ_FORMAT)
-        return Recording(z['t'], [str(n) for n in z['joint_names']], z['position'],
-                         z['velocity'], z['effort'], z['energy'],
-                         str(z['robot_description']), json.loads(str(z['metadata'])))
+    z = load_npz(path, '')
+    if 'format' not in z or z['format'].shape != () or str(z['format']) != _NPZ_FORMAT:
+        raise ValueError('not a ros_vi recording (no format %r)' % _NPZ_FORMAT)
+    names = z['joint_names']
+    if names.ndim != 1 or names.dtype.kind != 'U':
+        raise ValueError("'joint_names' is not a list of names (%s of shape %s)"
+                         % (names.dtype, names.shape))
+    metadata = json.loads(_text(z, 'metadata'))
+    return Recording(z['t'], [str(n) for n in names], z['position'], z['velocity'],
+                     z['effort'], z['energy'], _text(z, 'robot_description'), metadata)
 
 
 def _load_csv(path):

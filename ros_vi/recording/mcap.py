@@ -32,10 +32,15 @@ No ROS installation is needed: messages are plain dicts serialised with the ``mc
 """
 import json
 import os
+import struct
 
 import numpy as np
-from mcap.exceptions import McapError
-from mcap.reader import make_reader
+import zstandard
+from mcap.exceptions import (EndOfFile, McapError, RecordLengthLimitExceeded,
+                             UnsupportedCompressionError)
+from mcap.data_stream import RecordBuilder
+from mcap.records import Channel, Chunk, DataEnd, Footer, Message, Metadata, Schema
+from mcap.stream_reader import CRCValidationError, StreamReader, breakup_chunk
 from mcap.well_known import MessageEncoding, Profile, SchemaEncoding
 from mcap.writer import CompressionType, Writer
 from mcap_ros2.decoder import DecoderFactory
@@ -44,7 +49,9 @@ from mcap_ros2.decoder import DecoderFactory
 # CDR encoder comes from mcap_ros2 (test/test_recording_mcap.py checks both halves)
 from mcap_ros2._dynamic import serialize_dynamic
 
+from ..bounded import MAX_ARRAY_BYTES, check_expansion
 from ..conventions import join_ns, matrix_to_pose, split_ns, time_to_ns
+from ..errors import name_list, shorten
 from . import Recording, RecordingWriter, atomic_write
 
 __all__ = ['McapWriter', 'write_recording', 'read_recording', 'MESSAGE_DEFINITIONS',
@@ -183,6 +190,12 @@ class McapWriter(RecordingWriter):
     keeps a valid MCAP of what it recorded.  :meth:`recording` gives the samples appended so
     far, as for every :class:`RecordingWriter`.
 
+    A write that fails (a full disk: OSError) makes :meth:`append` raise ValueError naming
+    the file and the reason; the file then ends after the last chunk written whole (the
+    partial one is cut off, the metadata and a footer written in the space it took), so it
+    stays readable with every sample up to there (the last chunk's, at most 1 MiB of
+    messages, are lost); :meth:`close` raises ValueError saying what was kept.
+
     path: the .mcap file; robot_description: URDF text ('' for none); metadata: ``{str:
     JSON-able}``, written at close (keys added before :meth:`close` are kept, e.g. a final
     ``status``); namespace: prefix of every topic ('' or '/name'); clock: write ``/clock``.
@@ -198,13 +211,18 @@ class McapWriter(RecordingWriter):
         self._own_stream = stream is None
         if stream is None:
             try:
-                stream = open(self.path, 'wb')
+                stream = open(self.path, 'wb', buffering=0)     # no buffer to fail later
             except OSError as err:
                 raise ValueError('recording %r: cannot write it: %s'
                                  % (self.path, err.strerror or err)) from None
         self._stream = stream
-        self._mcap = Writer(stream, compression=CompressionType.ZSTD)
-        self._mcap.start(profile=Profile.ROS2, library='ros_vi')
+        self._out = _Output(stream)
+        self._good = self._out.offset   # bytes of whole records in the file
+        self._failure = None            # the OSError that stopped the writing
+        self._kept = (0, None)          # joint states in whole chunks on disk, last time
+        self._written = (0, None)       # joint states given to the MCAP writer, last time
+        self._mcap = Writer(self._out, compression=CompressionType.ZSTD)
+        self._guarded(lambda: self._mcap.start(profile=Profile.ROS2, library='ros_vi'))
         self._schemas = {}      # ROS type -> (schema id, CDR encoder)
         self._channels = {}     # topic -> (channel id, encoder, messages written)
         self._started = False
@@ -229,8 +247,11 @@ class McapWriter(RecordingWriter):
                 {'offered_qos_profiles': _qos_profile(latched)})
             entry = self._channels[topic] = [channel_id, encoder, 0]
         channel_id, encoder, count = entry
-        self._mcap.add_message(channel_id, log_time=ns, data=encoder(message),
-                               publish_time=ns, sequence=count)
+        data = encoder(message)
+        if name == 'joint_states':      # in the chunk that this message may complete
+            self._written = (self._written[0] + 1, ns / 1e9)
+        self._guarded(lambda: self._mcap.add_message(channel_id, log_time=ns, data=data,
+                                                     publish_time=ns, sequence=count))
         entry[2] = count + 1
 
     def _start(self, ns, static_transforms):
@@ -279,29 +300,115 @@ class McapWriter(RecordingWriter):
         self._write_sample(self._t[-1], self._names, self._pos[-1], self._vel[-1],
                            self._eff[-1], self._energy[-1], transforms, static_transforms)
 
+    def _guarded(self, write):
+        """``write()`` to the file; an OSError (a full disk) stops the recording: ValueError
+        naming the file.  After a whole write, everything in the file is whole records."""
+        if self._failure is not None:
+            raise ValueError(self._stopped())
+        try:
+            write()
+        except OSError as err:
+            self._failure = err
+            raise ValueError(self._stopped()) from None
+        if self._out.offset != self._good:
+            self._good, self._kept = self._out.offset, self._written
+
+    def _stopped(self):
+        why = 'recording %r: cannot write it: %s' % (self.path, self._failure.strerror or
+                                                     self._failure)
+        if not self._own_stream:        # the caller's stream (an atomic write): not kept
+            return why
+        count, t = self._kept
+        return '%s; the file keeps the %d samples written before%s' % (
+            why, count, '' if t is None else ' (up to t = %.9g s)' % t)
+
+    def _metadata(self):
+        """``({key: JSON text}, error or None)``: the metadata as written, without the
+        values that are not JSON-able (the error names the first)."""
+        encoded, error = {}, None
+        for key, value in self.metadata.items():
+            try:
+                encoded[str(key)] = json.dumps(value)
+            except (TypeError, ValueError) as err:
+                if error is None:
+                    error = ValueError('recording %r: metadata %r: %s' % (self.path, key, err))
+        return encoded, error
+
     def close(self):
         """Finish the file (idempotent).  A metadata value that is not JSON-able raises
-        ValueError naming its key, after the file is finished without the metadata."""
+        ValueError naming its key, after the file is finished without the metadata.  After a
+        failed write the file is ended after its last whole chunk (class doc) and ValueError
+        says what it keeps."""
         if self.closed:
             return
         self.closed = True
+        encoded, error = self._metadata()
         try:
-            if not self._started:
-                self._start(0, None)
-            encoded = {}
-            for key, value in self.metadata.items():
+            if self._failure is None:
                 try:
-                    encoded[str(key)] = json.dumps(value)
-                except (TypeError, ValueError) as err:
-                    raise ValueError('recording %r: metadata %r: %s' % (self.path, key, err)) \
-                        from None
-            self._mcap.add_metadata(METADATA_NAME, encoded)
+                    if not self._started:
+                        self._start(0, None)
+                    if error is None:
+                        self._guarded(lambda: self._mcap.add_metadata(METADATA_NAME, encoded))
+                    self._guarded(self._mcap.finish)
+                except ValueError:
+                    if self._failure is None:
+                        raise
+            if self._failure is not None:
+                self._end_after_whole_chunks({} if error is not None else encoded)
+                raise ValueError(self._stopped())
+            if error is not None:
+                raise error
         finally:
+            if self._own_stream:
+                self._stream.close()
+
+    def _end_after_whole_chunks(self, encoded):
+        """After a failed write: cut the file after its last whole record and end it there
+        (metadata, data end, a footer without summary, the magic), which a full disk has
+        room for once the partial chunk is cut off."""
+        if not self._own_stream:
+            return              # the caller's stream (an atomic write): it is deleted
+        builder = RecordBuilder()
+        Metadata(METADATA_NAME, encoded).write(builder)
+        with_metadata = builder.end()
+        DataEnd(0).write(builder)
+        Footer(summary_start=0, summary_offset_start=0, summary_crc=0).write(builder)
+        end = builder.end() + _MAGIC
+        for tail in (with_metadata + end, end):
             try:
-                self._mcap.finish()
-            finally:
-                if self._own_stream:
-                    self._stream.close()
+                self._stream.truncate(self._good)
+                self._stream.seek(self._good)
+                _Output(self._stream).write(tail)
+                return
+            except OSError:
+                continue
+
+
+class _Output:
+    """The file an McapWriter writes through: each write reaches the file whole (a raw file
+    may take part of it at a time) before the next, and ``offset`` counts the bytes
+    written, so after a failed write the bytes before ``offset`` are known to be there."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.offset = stream.tell()
+
+    def write(self, data):
+        view = memoryview(data).cast('B')
+        while view.nbytes:
+            n = self.stream.write(view)
+            if not n:
+                raise OSError('the file takes no more bytes')
+            self.offset += n
+            view = view[n:]
+        return len(data)
+
+    def tell(self):
+        return self.offset
+
+    def flush(self):
+        self.stream.flush()
 
 
 class _RecordedRobot:
@@ -374,10 +481,10 @@ def _find_joint_states(channels, schemas):
         return candidates[0]
     if not candidates:
         raise ValueError('no sensor_msgs/msg/JointState topic named .../joint_states (topics: '
-                         '%s)' % (', '.join(sorted(c.topic for c in channels.values()))
-                                  or 'none'))
+                         '%s)' % name_list(sorted(c.topic for c in channels.values()),
+                                           quote=str))
     raise ValueError('several joint_states topics (%s); which one is ambiguous'
-                     % ', '.join(candidates))
+                     % name_list(candidates, quote=str))
 
 
 def _joint_table(path, samples):
@@ -392,6 +499,11 @@ def _joint_table(path, samples):
                 index[name] = len(names)
                 names.append(name)
     n = len(samples)
+    if 3 * 8 * n * len(names) > MAX_ARRAY_BYTES:
+        raise ValueError('recording %r: %s joint_states messages naming %s joints would need '
+                         'more than %s bytes (MAX_ARRAY_BYTES)'
+                         % (path, format(n, ','), format(len(names), ','),
+                            format(MAX_ARRAY_BYTES, ',')))
     arrays = {key: np.full((n, len(names)), np.nan) for key in ('position', 'velocity',
                                                                 'effort')}
     for k, (_, msg) in enumerate(samples):
@@ -408,20 +520,112 @@ def _joint_table(path, samples):
 
 
 _MAGIC = b'\x89MCAP0\r\n'
-_INCOMPLETE = ('an incomplete MCAP: no summary at its end (truncated, or its writer was never '
-               'closed; `mcap recover` can salvage the messages)')
+_INCOMPLETE = ('an incomplete MCAP: it ends before its footer (cut short, or its writer was '
+               'killed; `mcap recover` can salvage the messages)')
+
+
+class _TooLarge(ValueError):
+    """An MCAP over a limit of :mod:`ros_vi.bounded`."""
+
+
+class _Contents:
+    """What :func:`read_recording` takes from an MCAP, read record by record from the start
+    (no index is trusted): schemas and channels by id, the messages ``[(log time, order,
+    channel id, data)]`` of the wanted channels, the ``ros_vi`` metadata.  Chunks are
+    decompressed within :data:`~ros_vi.bounded.MAX_ARRAY_BYTES` in all and
+    :data:`~ros_vi.bounded.MAX_EXPANSION` times their size, with their CRCs checked."""
+
+    def __init__(self, fh, size):
+        self.schemas, self.channels, self.messages, self.metadata = {}, {}, [], {}
+        self._expanded = 0
+        reader = StreamReader(fh, emit_chunks=True, validate_crcs=True,
+                              record_size_limit=max(size, 1))
+        try:
+            for record in reader.records:
+                if isinstance(record, Chunk):
+                    for inner in self._chunk(record):
+                        self._take(inner)
+                else:
+                    self._take(record)
+        except (EndOfFile, RecordLengthLimitExceeded):   # a record longer than the file
+            raise ValueError(_INCOMPLETE) from None
+        except UnsupportedCompressionError as err:
+            raise ValueError('cannot read it: %s' % err) from None
+        except _TooLarge:
+            raise
+        except (McapError, CRCValidationError, struct.error, zstandard.ZstdError,
+                UnicodeDecodeError, ValueError, KeyError, IndexError) as err:
+            if fh.tell() >= size:      # ran out of bytes: a record (or chunk) cut short
+                raise ValueError(_INCOMPLETE) from None
+            raise ValueError('damaged: %s at byte %s (%s)'
+                             % (type(err).__name__, format(fh.tell(), ','),
+                                shorten(str(err) or 'no detail', quote=False))) from None
+
+    def _chunk(self, chunk):
+        self._expanded += chunk.uncompressed_size
+        try:
+            if self._expanded > MAX_ARRAY_BYTES:
+                raise ValueError('its chunks hold more than %s bytes (MAX_ARRAY_BYTES)'
+                                 % format(MAX_ARRAY_BYTES, ','))
+            check_expansion(len(chunk.data), chunk.uncompressed_size, 'a chunk')
+        except ValueError as err:
+            raise _TooLarge(str(err)) from None
+        return breakup_chunk(chunk, validate_crc=True)
+
+    def _take(self, record):
+        if isinstance(record, Schema):
+            self.schemas[record.id] = record
+        elif isinstance(record, Channel):
+            self.channels[record.id] = record
+        elif isinstance(record, Message):
+            self.messages.append((record.log_time, len(self.messages), record.channel_id,
+                                  record.data))
+        elif isinstance(record, Metadata) and record.name == METADATA_NAME:
+            self.metadata.update({k: _json_or_text(v) for k, v in record.metadata.items()})
+
+
+def _decoded(contents, topics):
+    """``{topic: [(log time, message)]}`` of the messages on ``topics``, in log time order
+    (file order among equal times).  ValueError naming the message that cannot be decoded
+    (a CDR payload cut short, a schema that is not ros2msg)."""
+    factory = DecoderFactory()
+    decoders = {}
+    out = {topic: [] for topic in topics}
+    counts = {}
+    for log_time, _, channel_id, data in sorted(contents.messages, key=lambda m: m[:2]):
+        channel = contents.channels.get(channel_id)
+        if channel is None or channel.topic not in out:
+            continue
+        k = counts[channel.topic] = counts.get(channel.topic, -1) + 1
+        try:
+            if channel_id not in decoders:
+                decoders[channel_id] = factory.decoder_for(
+                    channel.message_encoding, contents.schemas.get(channel.schema_id))
+            if decoders[channel_id] is None:
+                raise ValueError('not a CDR message with a ros2msg schema')
+            message = decoders[channel_id](data)
+        except Exception as err:    # noqa: BLE001 - whatever the CDR decoder meets
+            raise ValueError('%s message %d (log time %.9f s) cannot be decoded: %s: %s'
+                             % (channel.topic, k, log_time / 1e9, type(err).__name__,
+                                shorten(str(err) or 'cut short', quote=False))) from None
+        out[channel.topic].append((log_time, message))
+    return out
 
 
 def read_recording(path):
     """A :class:`~ros_vi.recording.Recording` from a ROS 2 MCAP with ``/joint_states`` (or
     one ``<namespace>/joint_states``): a ros_vi recording, or a bag from ``ros2 bag record``.
 
-    t [s] from the joint_states header stamps (ns resolution); positions, velocities and
-    efforts by joint name (nan where a message has none); energy from ``<ns>/energy`` at the
-    same log time (nan if absent); robot_description from ``<ns>/robot_description`` ('' if
-    absent); metadata from the ``ros_vi`` metadata record.  ValueError naming the file when
-    it is not a complete MCAP (e.g. truncated by a killed process: ``mcap recover`` can
-    salvage it) or has no joint_states.
+    t [s] from the joint_states header stamps (ns resolution; rows in stamp order);
+    positions, velocities and efforts by joint name (nan where a message has none); energy
+    from ``<ns>/energy`` at the same log time (nan if absent); robot_description from
+    ``<ns>/robot_description`` ('' if absent); metadata from the ``ros_vi`` metadata
+    record.  The file is read record by record
+    up to its footer: one without a summary (a recording ended by a full disk) reads like any
+    other.  ValueError naming the file when it has no footer (e.g. truncated by a killed
+    process: ``mcap recover`` can salvage it), is damaged (a bad CRC, a record or message
+    cut short: which one is named), is too large (:mod:`ros_vi.bounded`) or has no
+    joint_states.
     """
     path = os.fspath(path)
     try:
@@ -429,43 +633,29 @@ def read_recording(path):
             if fh.read(len(_MAGIC)) != _MAGIC:
                 raise ValueError('not an MCAP file (it does not start with the MCAP magic)')
             fh.seek(0)
-            reader = make_reader(fh, decoder_factories=[DecoderFactory()])
-            try:
-                summary = reader.get_summary()
-            except (McapError, OSError):       # a footer that is not one: cut short
-                summary = None
-            if summary is None:
-                raise ValueError(_INCOMPLETE)
-            js_topic = _find_joint_states(summary.channels, summary.schemas)
-            namespace = js_topic[:-len('/joint_states')]
-            energy_topic = namespace + '/energy'
-            desc_topic = namespace + '/robot_description'
-            samples, energy, description = [], {}, None
-            for item in reader.iter_decoded_messages(topics=[js_topic, energy_topic,
-                                                             desc_topic]):
-                topic, msg = item.channel.topic, item.decoded_message
-                if topic == js_topic:
-                    samples.append((join_ns(msg.header.stamp.sec, msg.header.stamp.nanosec),
-                                    msg))
-                elif topic == energy_topic:
-                    energy[item.message.log_time] = float(msg.data)
-                elif description is None:
-                    description = msg.data
-            metadata = {}
-            for record in reader.iter_metadata():
-                if record.name == METADATA_NAME:
-                    metadata.update({k: _json_or_text(v) for k, v in record.metadata.items()})
+            contents = _Contents(fh, os.fstat(fh.fileno()).st_size)
+        js_topic = _find_joint_states(contents.channels, contents.schemas)
+        namespace = js_topic[:-len('/joint_states')]
+        energy_topic = namespace + '/energy'
+        desc_topic = namespace + '/robot_description'
+        decoded = _decoded(contents, (js_topic, energy_topic, desc_topic))
+        samples = []
+        for _, msg in decoded[js_topic]:
+            samples.append((join_ns(msg.header.stamp.sec, msg.header.stamp.nanosec), msg))
+        samples.sort(key=lambda sample: sample[0])     # by stamp (bags may interleave)
+        energy = {log_time: float(msg.data) for log_time, msg in decoded[energy_topic]}
+        description = decoded[desc_topic][0][1].data if decoded[desc_topic] else None
+        names, arrays = _joint_table(path, samples)
     except ValueError as err:
         raise ValueError('recording %r: %s' % (path, err)) from None
-    except (McapError, OSError) as err:
-        raise ValueError('recording %r: cannot read it as a ROS 2 MCAP: %s: %s'
-                         % (path, type(err).__name__, err)) from None
-    names, arrays = _joint_table(path, samples)
+    except OSError as err:
+        raise ValueError('recording %r: cannot read it: %s'
+                         % (path, err.strerror or err)) from None
     stamps = [ns for ns, _ in samples]
     return Recording(np.array(stamps, dtype=np.int64) / 1e9, names, arrays['position'],
                      arrays['velocity'], arrays['effort'],
                      np.array([energy.get(ns, np.nan) for ns in stamps], dtype=float),
-                     description or '', metadata)
+                     description or '', contents.metadata)
 
 
 def _json_or_text(value):

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import rclpy
-import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
@@ -28,6 +27,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from .. import resources
+from ..bounded import load_yaml
 from ..control.base import angle_mask
 from . import conversions as conv
 from . import qos
@@ -74,8 +74,7 @@ def _flatten(d, prefix=''):
 def node_parameters(path, node_name):
     """Parameters a node named ``node_name`` gets from a ROS 2 parameter file: the ``/**``
     section, then its own section (``name`` or ``/name``); nested keys joined with dots."""
-    with open(path) as fh:
-        doc = yaml.safe_load(fh) or {}
+    doc = load_yaml(path, 'parameter file %r' % path) or {}
     params = {}
     for key in ('/**', node_name, '/' + node_name):
         section = doc.get(key)

@@ -9,6 +9,10 @@ browser nothing extra).
 
 Parameters: ``port`` (8080), ``host`` (127.0.0.1; 0.0.0.0 to serve other machines),
 ``display_rate`` (30 Hz), ``frames`` (false: draw each link's frame).
+
+A description from the graph may come from anyone on the domain: its meshes are read only
+from ``package://`` URIs of installed packages (never ``file://``, absolute or relative
+paths), within the importer's size limits, and what is logged about them names no file.
 """
 import sys
 import threading
@@ -21,6 +25,7 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
+from ..errors import MAX_NAMES, name_list, shorten
 from . import qos
 from .node_main import run_node
 
@@ -48,6 +53,7 @@ class ViewerNode(Node):
         from ..visual.viewer import serve     # viser is imported only by a viewer
         self.server = serve(port=port, host=host)
         self.view = None
+        self._descriptions = 0                # received so far: each drawn under its own path
         self._lock = threading.Lock()
         self._latest = None                   # (names, positions) not yet drawn
         self.drawn = 0                        # joint states drawn so far
@@ -61,19 +67,27 @@ class ViewerNode(Node):
 
     def _on_description(self, msg):
         from ..visual.viewer import robot_view
+        self._descriptions += 1
         try:
+            # drawn beside the robot it replaces (a scene path of its own: viser would
+            # otherwise replace the old nodes one by one and warn when they are removed)
             view = robot_view(self.server, msg.data,
                               lambda m: self.get_logger().warning('browser view: %s' % m),
-                              frames=self._frames)
-        except ValueError as err:       # a malformed description: keep the robot drawn
-            self.get_logger().error('robot_description refused: %s' % err)
+                              frames=self._frames, name='robot_%d' % self._descriptions,
+                              packages_only=True)
+        except (ValueError, RecursionError, MemoryError) as err:
+            # a malformed or hostile description (from anyone on the domain): one line, and
+            # the robot drawn so far stays
+            self.get_logger().error('robot_description refused: %s'
+                                    % shorten(str(err), limit=2000, quote=False))
             return
         with self._lock:
             if self.view is not None:
                 self.view.remove()
             self.view = view
         self.get_logger().info('viewer: drawing %d joints (%s)'
-                               % (len(view.joint_names), ', '.join(view.joint_names)))
+                               % (len(view.joint_names), name_list(view.joint_names,
+                                                                   quote=str)))
 
     def _on_joint_states(self, msg):
         names = list(msg.name)

@@ -11,8 +11,8 @@ how to run on several machines.  Plain Python (no rclpy); Dask only for the para
 """
 from .chunks import REDUCTIONS, run_chunk
 from .plot import plot_sweep
-from .run import SweepResult, load_results, run_sweep
+from .run import SweepResult, check_chunk, load_results, run_sweep
 from .spec import Spec, SpecError, load_spec
 
 __all__ = ['load_spec', 'run_sweep', 'Spec', 'SpecError', 'SweepResult', 'load_results',
-           'plot_sweep', 'run_chunk', 'REDUCTIONS']
+           'plot_sweep', 'run_chunk', 'check_chunk', 'REDUCTIONS']

@@ -105,6 +105,11 @@ def run_chunk(spec, index, threads=1):
             else:
                 params[name] = table[name]
         failed = _parameter_failures(system, params, n)
+        if 'delay' in params:
+            # a drawn delay beyond the run never arrives (spec.py refuses fixed ones)
+            for r in np.flatnonzero(~(params['delay'] <= spec.duration)):
+                failed.setdefault(int(r), 'delay %g s is longer than the run (duration %g s)'
+                                  % (params['delay'][r], spec.duration))
 
         target = Target(**spec.target) if spec.target is not None else None
         factory = controller_factory(spec.demo, spec.controller)

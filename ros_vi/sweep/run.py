@@ -7,7 +7,8 @@ Files in ``out_dir``::
                              another spec is refused)
     chunks/chunk-00012.npz   one chunk's columns, written atomically (a temporary
                              ``.chunk-00012-*.tmp`` renamed by os.replace), so a chunk file
-                             is whole or absent; a rerun skips the chunks on disk
+                             is whole or absent; a rerun skips the chunks on disk that pass
+                             :func:`check_chunk` and computes the others again
     results.npz              every chunk joined in sample order
     sweep.json               spec, hash, versions, host, wall time, chunks, failures
 """
@@ -25,10 +26,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..bounded import load_npz
+from ..errors import name_list
 from .chunks import run_chunk
 from .spec import load_spec
 
-__all__ = ['run_sweep', 'SweepResult', 'load_results', 'CHUNK_PATTERN']
+__all__ = ['run_sweep', 'SweepResult', 'load_results', 'check_chunk', 'CHUNK_PATTERN']
 
 CHUNK_PATTERN = 'chunk-%05d.npz'
 # mkstemp makes 0600 files; the results get the permissions any other new file would
@@ -43,9 +46,11 @@ class SweepResult:
 
     ``columns``: the merged results (``results.npz``): every axis (n,), ``sample`` (n,),
     ``chunk`` (n,) and the reductions of :func:`ros_vi.sweep.chunks.run_chunk`.
-    ``computed`` / ``reused``: chunk indices run now / found on disk; ``failed_chunks``
-    [(index, message)]; ``wall_time`` [s] of this run; ``steps`` VI steps computed in this
-    run (``steps_per_second`` = steps / wall_time).
+    ``computed`` / ``reused``: chunk indices run now / found on disk; ``damaged``
+    [(index, reason)]: chunk files found on disk that did not pass :func:`check_chunk` and
+    were computed again; ``failed_chunks`` [(index, message)]; ``wall_time`` [s] of this
+    run; ``steps`` VI steps computed in this run (``steps_per_second`` = steps /
+    wall_time).
     """
     out_dir: str
     spec: object
@@ -58,6 +63,7 @@ class SweepResult:
     scheduler: str
     workers: int
     info: dict = field(default_factory=dict)
+    damaged: list = field(default_factory=list)
 
     @property
     def samples(self):
@@ -135,15 +141,78 @@ def _chunk_path(out_dir, index):
     return os.path.join(out_dir, 'chunks', CHUNK_PATTERN % index)
 
 
-def _read_chunk(path):
-    with np.load(path, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
+def _read_chunk(path, spec, index):
+    """The columns of a chunk file, or ValueError naming the file and what is wrong with
+    it (unreadable, or not what :func:`check_chunk` expects)."""
+    where = 'chunk file %r' % path
+    columns = load_npz(path, where)
+    problem = check_chunk(columns, spec, index)
+    if problem:
+        raise ValueError('%s: %s' % (where, problem))
+    return columns
+
+
+_FLOAT = ('time_to_target', 't_end', 'energy', 'energy_error')
+_PATHS = ('compiled', 'general', 'none')
+_KINDS = {'i': 'integers', 'f': 'floats', 'b': 'booleans', 'U': 'text'}
+
+
+def check_chunk(columns, spec, index):
+    """What is wrong with the columns of chunk ``index`` of ``spec`` read from a file
+    ('' when nothing): every column there with its dtype and one row per sample of the
+    chunk, the samples and the axis values exactly the spec's table
+    (:meth:`~ros_vi.sweep.Spec.chunk_table`), the chunk number, and values a run can give
+    (``path`` one of compiled/general/none, ``t_end`` within the run, ``time_to_target`` at
+    most ``t_end``, ``iterations`` >= 0).  A file that passes belongs to this spec; one
+    that does not is computed again."""
+    from .chunks import REDUCTIONS
+    if 'spec_hash' in columns and columns['spec_hash'].shape == () and \
+            str(columns['spec_hash']) != spec.hash:
+        return 'it belongs to another spec (hash %s)' % str(columns['spec_hash'])[:12]
+    table = spec.chunk_table(index)
+    n, nq, nu = table['sample'].size, len(spec.joints), len(spec.inputs)
+    expected = {'sample': ((n,), 'i'), 'ok': ((n,), 'b'), 'error': ((n,), 'U'),
+                'q': ((n, nq), 'f'), 'v': ((n, nq), 'f'), 'max_effort': ((n, nu), 'f'),
+                'iterations': ((n,), 'i'), 'balancing': ((n,), 'b'), 'path': ((n,), 'U'),
+                'chunk_error': ((), 'U'), 'chunk_wall_time': ((), 'f'), 'worker': ((), 'U'),
+                'spec_hash': ((), 'U'), 'chunk': ((), 'i')}
+    expected.update({name: ((n,), 'f') for name in _FLOAT + tuple(spec.axes)})
+    missing = [name for name in list(REDUCTIONS) + list(expected) if name not in columns]
+    if missing:
+        return 'no column %s' % name_list(dict.fromkeys(missing))
+    for name, (shape, kind) in expected.items():
+        array = columns[name]
+        if array.shape != shape or array.dtype.kind != kind:
+            return ('column %r is %s of shape %s, expected %s of shape %s (%d samples)'
+                    % (name, array.dtype, array.shape, _KINDS[kind], shape, n))
+    if int(columns['chunk']) != index:
+        return 'it says it is chunk %d' % int(columns['chunk'])
+    for name in ['sample'] + list(spec.axes):
+        if not np.array_equal(columns[name], table[name]):
+            return ('column %r differs from the spec\'s samples (first at row %d)'
+                    % (name, int(np.flatnonzero(columns[name] != table[name])[0])))
+    t_end, reached = columns['t_end'], columns['time_to_target']
+    limit = spec.duration + spec.dt
+    if not np.all(np.isnan(t_end) | ((t_end >= 0) & (t_end <= limit))):
+        return 'column \'t_end\' holds times outside the run (0 to %g s)' % spec.duration
+    if not np.all(np.isnan(reached) | ((reached >= 0) & (reached <= np.nan_to_num(
+            t_end, nan=limit)))):
+        return 'column \'time_to_target\' holds times after the end of the run'
+    if np.any(columns['iterations'] < 0):
+        return 'column \'iterations\' holds negative counts'
+    unknown = sorted(set(columns['path'].tolist()) - set(_PATHS))
+    if unknown:
+        return 'column \'path\' holds %s (expected %s)' % (name_list(unknown),
+                                                           ', '.join(_PATHS))
+    return ''
 
 
 def _done_chunks(out_dir, spec):
-    """{index} of the chunks on disk that belong to this spec and ran (a chunk that failed
-    as a whole is run again)."""
-    done = set()
+    """``({index}, [(index, reason)])``: the chunks on disk that belong to this spec and
+    ran (a chunk that failed as a whole is run again), and the chunk files that did not
+    pass :func:`check_chunk` (damaged, cut short, forged: computed again, never merged).
+    ValueError for a chunk file of another spec."""
+    done, damaged = set(), []
     for path in glob.glob(os.path.join(out_dir, 'chunks', CHUNK_GLOB)):
         name = os.path.basename(path)
         try:
@@ -153,17 +222,21 @@ def _done_chunks(out_dir, spec):
         if not 0 <= index < spec.n_chunks:
             continue
         try:
-            with np.load(path, allow_pickle=False) as z:
-                owner, chunk_error = str(z['spec_hash']), str(z['chunk_error'])
-        except (OSError, KeyError, ValueError):
-            continue            # unreadable: computed again
-        if owner != spec.hash:
+            columns = load_npz(path, 'chunk file %r' % path)
+        except (OSError, ValueError) as err:
+            damaged.append((index, str(err)))
+            continue
+        problem = check_chunk(columns, spec, index)
+        if problem.startswith('it belongs to another spec'):
             raise ValueError('chunk file %r belongs to another spec (hash %s): use another '
-                             'directory' % (path, owner[:12]))
-        if chunk_error:
+                             'directory' % (path, str(columns['spec_hash'])[:12]))
+        if problem:
+            damaged.append((index, 'chunk file %r: %s' % (path, problem)))
+            continue
+        if str(columns['chunk_error']):
             continue
         done.add(index)
-    return done
+    return done, sorted(damaged)
 
 
 def _store(out_dir, spec, index, columns):
@@ -272,7 +345,7 @@ def _merge(out_dir, spec):
         path = _chunk_path(out_dir, index)
         if not os.path.exists(path):
             raise RuntimeError('chunk %d is missing from %s' % (index, out_dir))
-        parts.append(_read_chunk(path))
+        parts.append(_read_chunk(path, spec, index))
     columns = {}
     for name in ['sample'] + spec.axes + list(_reduction_names()):
         columns[name] = np.concatenate([p[name] for p in parts])
@@ -292,8 +365,8 @@ def _reduction_names():
 def load_results(out_dir):
     """``(columns, info)``: ``results.npz`` of a finished sweep as {name: array} and its
     ``sweep.json`` as a dict."""
-    with np.load(os.path.join(out_dir, 'results.npz'), allow_pickle=False) as z:
-        columns = {k: z[k] for k in z.files}
+    path = os.path.join(out_dir, 'results.npz')
+    columns = load_npz(path, 'sweep results %r' % path)
     with open(os.path.join(out_dir, 'sweep.json'), encoding='utf-8') as fh:
         info = json.load(fh)
     return columns, info
@@ -320,7 +393,7 @@ def run_sweep(spec, out_dir, scheduler=None, workers=None, progress=True):
     _prepare(out_dir, spec)
     started = time.perf_counter()
     started_at = time.strftime('%Y-%m-%dT%H:%M:%S%z')
-    done = _done_chunks(out_dir, spec)
+    done, damaged = _done_chunks(out_dir, spec)
     todo = [i for i in range(spec.n_chunks) if i not in done]
     computed, failed, steps = [], [], [0]
 
@@ -367,7 +440,8 @@ def run_sweep(spec, out_dir, scheduler=None, workers=None, progress=True):
         messages[str(e)] = messages.get(str(e), 0) + 1
     result = SweepResult(out_dir=out_dir, spec=spec, columns=columns, computed=sorted(computed),
                          reused=sorted(done), failed_chunks=sorted(failed), wall_time=wall,
-                         steps=steps[0], scheduler=where, workers=n_workers)
+                         steps=steps[0], scheduler=where, workers=n_workers,
+                         damaged=damaged)
     info = {
         'spec': spec.data, 'spec_hash': spec.hash, 'source': spec.source,
         'versions': _versions(), 'host': socket.gethostname(),
@@ -379,6 +453,7 @@ def run_sweep(spec, out_dir, scheduler=None, workers=None, progress=True):
                      'chunks': [{'chunk': i, 'message': m} for i, m in sorted(failed)]},
         'chunks': {'total': spec.n_chunks, 'size': spec.chunk_size,
                    'computed': sorted(computed), 'reused': sorted(done),
+                   'damaged': [{'chunk': i, 'reason': r} for i, r in damaged],
                    'workers': sorted({str(p['worker']) for p in parts})},
         'steps': steps[0],
         'steps_per_second': (result.steps_per_second

@@ -3,7 +3,11 @@
 A spec names a model, a controller, the run (dt, duration, target) and the axes that vary:
 a ``grid`` (cartesian product, first axis slowest) and/or a ``random`` part (``samples``
 draws per grid point).  :func:`load_spec` returns a :class:`Spec`; every refusal is a
-ValueError that starts with ``spec field <name>:`` (docs/sweeps.md has the format).
+ValueError that starts with ``spec field <name>:`` (docs/sweeps.md has the format).  A spec
+file is read by the bounded YAML loader (:func:`ros_vi.bounded.load_yaml`: no duplicate
+keys, aliases expanded within limits), and a spec's size is bounded before anything is
+allocated: at most :data:`MAX_SAMPLES` rows, :data:`MAX_STEPS` steps per sample, a
+``delay`` no longer than the run.
 """
 import copy
 import hashlib
@@ -15,7 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ['Spec', 'load_spec', 'SpecError', 'FIELDS', 'CONTROLLERS']
+from ..bounded import load_yaml
+from ..errors import name_list, shorten
+
+__all__ = ['Spec', 'load_spec', 'SpecError', 'FIELDS', 'CONTROLLERS', 'MAX_SAMPLES',
+           'MAX_STEPS']
 
 FIELDS = ('description', 'model', 'controller', 'controller_params', 'dt', 'duration',
           'target', 'grid', 'random', 'chunk_size')
@@ -27,6 +35,10 @@ RANDOM_FIELDS = ('samples', 'seed')
 DISTRIBUTIONS = ('uniform', 'normal')
 # factory arguments that the sweep itself supplies
 _SUPPLIED = ('system', 'dt', 'goal')
+#: rows of a sweep's sample table (grid points x random draws)
+MAX_SAMPLES = 10_000_000
+#: steps of one sample (duration / dt)
+MAX_STEPS = 10_000_000
 
 
 class SpecError(ValueError):
@@ -34,7 +46,9 @@ class SpecError(ValueError):
 
 
 def _fail(name, message):
-    raise SpecError('spec field %s: %s' % (name, message))
+    # a field name comes from the spec's keys, a message may quote a value: both bounded
+    raise SpecError('spec field %s: %s' % (shorten(str(name), limit=200, quote=False),
+                                           shorten(message, limit=2000, quote=False)))
 
 
 @dataclass
@@ -148,15 +162,15 @@ def resolve_model(model, base_dir):
     from .. import resources
     from ..urdf import URDFError, load_urdf_text
     if not isinstance(model, str) or not model:
-        _fail('model', 'expected a demo name (%s) or the path of a URDF file, got %r'
-              % (', '.join(sorted(DEMOS)), model))
+        _fail('model', 'expected a demo name (%s) or the path of a URDF file, got %s'
+              % (', '.join(sorted(DEMOS)), shorten(model)))
     if model in DEMOS:
         return model, None, None, model
     if _is_path(model):
         path = model if os.path.isabs(model) else os.path.join(base_dir, model)
         path = os.path.abspath(path)
         if not os.path.isfile(path):
-            _fail('model', 'no such file %r' % path)
+            _fail('model', 'no such file %s' % shorten(path))
         try:
             text = load_urdf_text(path)
         except URDFError as err:
@@ -165,8 +179,8 @@ def resolve_model(model, base_dir):
     try:
         path = resources.shipped_model(model)
     except (resources.ResourceError, ValueError):
-        _fail('model', 'unknown model %r: give a URDF file or one of the demos: %s'
-              % (model, ', '.join(sorted(DEMOS))))
+        _fail('model', 'unknown model %s: give a URDF file or one of the demos: %s'
+              % (shorten(model), ', '.join(sorted(DEMOS))))
     with open(path, encoding='utf-8') as fh:
         return None, fh.read(), os.path.dirname(path), model
 
@@ -218,7 +232,7 @@ def controller_keywords(demo, kind):
 
 def _number(name, value, positive=False):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        _fail(name, 'expected a number, got %r' % (value,))
+        _fail(name, 'expected a number, got %s' % shorten(value))
     value = float(value)
     if not math.isfinite(value):
         _fail(name, 'must be finite, got %r' % value)
@@ -227,17 +241,21 @@ def _number(name, value, positive=False):
     return value
 
 
-def _integer(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        _fail(name, 'expected an integer, got %r' % (value,))
+def _integer(name, value, minimum, maximum=None, limit=''):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or value != int(value):
+        _fail(name, 'expected an integer, got %s' % shorten(value))
     if int(value) < minimum:
         _fail(name, 'must be >= %d, got %r' % (minimum, value))
+    if maximum is not None and int(value) > maximum:
+        _fail(name, '%s is more than the %s a sweep may have (%s)'
+              % (format(int(value), ','), format(maximum, ','), limit))
     return int(value)
 
 
 def _mapping(name, value):
     if not isinstance(value, dict):
-        _fail(name, 'expected a mapping, got %r' % (value,))
+        _fail(name, 'expected a mapping, got %s' % shorten(value))
     return value
 
 
@@ -245,7 +263,7 @@ def _jsonable(name, value):
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
-        _fail(name, 'expected numbers, lists of numbers or strings, got %r' % (value,))
+        _fail(name, 'expected numbers, lists of numbers or strings, got %s' % shorten(value))
     return copy.deepcopy(value)
 
 
@@ -282,7 +300,7 @@ class _Axes:
         if head in ('q0', 'dq0') and dot:
             if rest not in self.joints:
                 _fail(field_name, 'unknown joint %r (joints: %s)'
-                      % (rest, ', '.join(self.joints)))
+                      % (rest, name_list(self.joints, quote=str)))
             return
         if head == 'controller' and dot:
             if self.kind == 'none':
@@ -294,13 +312,14 @@ class _Axes:
         if name in self.parameters:
             return
         if head in ('damping', 'effort_limit') and dot:
-            _fail(field_name, 'unknown joint %r (joints: %s)' % (rest, ', '.join(self.joints)))
+            _fail(field_name, 'unknown joint %r (joints: %s)'
+                  % (rest, name_list(self.joints, quote=str)))
         if head == 'mass' and dot:
             links = [p[5:] for p in self.parameters if p.startswith('mass.')]
             _fail(field_name, 'unknown link %r (links with mass: %s)'
-                  % (rest, ', '.join(links)))
+                  % (rest, name_list(links, quote=str)))
         _fail(field_name, 'unknown axis %r: use q0.<joint>, dq0.<joint>, controller.<kwarg> '
-              'or a parameter (%s)' % (name, ', '.join(self.parameters)))
+              'or a parameter (%s)' % (name, name_list(self.parameters, quote=str)))
 
     def check_values(self, field_name, name, values):
         """Parameter ranges (the rule of ros_vi.batch.parameters) for fixed values."""
@@ -313,6 +332,14 @@ class _Axes:
             _fail(field_name, str(err))
 
 
+def _check_delay(field_name, name, longest, duration):
+    """A ``delay`` axis may not exceed the run: an input delayed beyond ``duration`` [s]
+    never arrives (and its buffer would be as long as the delay)."""
+    if name == 'delay' and longest > duration:
+        _fail(field_name, 'a delay of %g s is longer than the run (duration %g s)'
+              % (longest, duration))
+
+
 def _grid_axis(field_name, value):
     value = _mapping(field_name, value)
     if 'values' in value:
@@ -322,9 +349,12 @@ def _grid_axis(field_name, value):
                   % ', '.join(extra))
         values = value['values']
         if not isinstance(values, (list, tuple)):
-            _fail(field_name + '.values', 'expected a list of numbers, got %r' % (values,))
+            _fail(field_name + '.values', 'expected a list of numbers, got %s' % shorten(values))
         if not values:
             _fail(field_name + '.values', 'empty list: an axis needs at least one value')
+        if len(values) > MAX_SAMPLES:
+            _fail(field_name + '.values', '%s values, more than the %s samples a sweep may '
+                  'have (MAX_SAMPLES)' % (format(len(values), ','), format(MAX_SAMPLES, ',')))
         return np.array([_number('%s.values[%d]' % (field_name, i), v)
                          for i, v in enumerate(values)])
     missing = [k for k in ('from', 'to', 'num') if k not in value]
@@ -337,7 +367,7 @@ def _grid_axis(field_name, value):
               % ', '.join(missing))
     lo = _number(field_name + '.from', value['from'])
     hi = _number(field_name + '.to', value['to'])
-    num = _integer(field_name + '.num', value['num'], 1)
+    num = _integer(field_name + '.num', value['num'], 1, MAX_SAMPLES, 'MAX_SAMPLES')
     return np.linspace(lo, hi, num)
 
 
@@ -348,12 +378,12 @@ def _distribution(field_name, value):
               '[mean, std])' % next(iter(value)))
     if len(value) != 1:
         _fail(field_name, 'expected one distribution, uniform: [low, high] or normal: '
-              '[mean, std], got %r' % (value,))
+              '[mean, std], got %s' % shorten(value))
     kind, params = next(iter(value.items()))
     where = '%s.%s' % (field_name, kind)
     if not isinstance(params, (list, tuple)) or len(params) != 2:
-        _fail(where, 'expected two numbers [%s], got %r'
-              % ('low, high' if kind == 'uniform' else 'mean, std', params))
+        _fail(where, 'expected two numbers [%s], got %s'
+              % ('low, high' if kind == 'uniform' else 'mean, std', shorten(params)))
     a = _number(where + '[0]', params[0])
     b = _number(where + '[1]', params[1])
     if kind == 'uniform' and not a <= b:
@@ -379,7 +409,6 @@ def load_spec(spec):
     Raises ValueError (:class:`SpecError`) naming the field, e.g. ``spec field
     grid.q0.thetta: unknown joint 'thetta' (joints: theta)``.
     """
-    import yaml
     if isinstance(spec, Spec):
         return spec
     source, base_dir = '<dict>', os.getcwd()
@@ -387,17 +416,16 @@ def load_spec(spec):
         source = os.fspath(spec)
         base_dir = os.path.dirname(os.path.abspath(source))
         try:
-            with open(source, encoding='utf-8') as fh:
-                raw = yaml.safe_load(fh)
+            raw = load_yaml(source, 'spec file %r' % source)
         except OSError as err:
             raise SpecError('spec file %r: %s' % (source, err.strerror or err)) from None
-        except yaml.YAMLError as err:
-            raise SpecError('spec file %r is not valid YAML: %s' % (source, err)) from None
+        except ValueError as err:
+            raise SpecError(str(err)) from None
     else:
         raw = spec
     if not isinstance(raw, dict):
-        raise SpecError('spec: expected a mapping of fields (%s), got %r'
-                        % (', '.join(FIELDS), raw))
+        raise SpecError('spec: expected a mapping of fields (%s), got %s'
+                        % (', '.join(FIELDS), shorten(raw)))
     unknown = [k for k in raw if k not in FIELDS]
     if unknown:
         _fail(unknown[0], 'unknown field (fields: %s)' % ', '.join(FIELDS))
@@ -417,7 +445,7 @@ def load_spec(spec):
 
     kind = raw.get('controller', 'none')
     if kind not in CONTROLLERS:
-        _fail('controller', 'expected one of %s, got %r' % (', '.join(CONTROLLERS), kind))
+        _fail('controller', 'expected one of %s, got %s' % (', '.join(CONTROLLERS), shorten(kind)))
     if demo is None and kind == 'swingup':
         _fail('controller', 'swingup is available for the demos (%s); use lqr or none for %r'
               % (', '.join(sorted(DEMOS)), model_name))
@@ -438,7 +466,11 @@ def load_spec(spec):
     dt = _number('dt', raw.get('dt', the_demo.dt if the_demo else None), positive=True)
     duration = _number('duration', raw.get('duration', the_demo.duration if the_demo
                                                else None), positive=True)
-    if round(duration / dt) < 1:
+    steps = duration / dt
+    if not steps <= MAX_STEPS:         # also inf: 1e300 s at dt = 1e-300 s
+        _fail('duration', '%g s at dt = %g s is %s steps, more than the %s a sample may take '
+              '(MAX_STEPS)' % (duration, dt, format(steps, '.3g'), format(MAX_STEPS, ',')))
+    if round(steps) < 1:
         _fail('duration', '%g s is less than one step of dt = %g s' % (duration, dt))
 
     start = np.array(the_demo.start if the_demo else system.q, dtype=float)
@@ -458,7 +490,7 @@ def load_spec(spec):
             bad = [k for k in goal if k not in joints]
             if bad:
                 _fail('target.goal', 'unknown joint %r (joints: %s)'
-                      % (bad[0], ', '.join(joints)))
+                      % (bad[0], name_list(joints, quote=str)))
             goal = [goal.get(j, float(start[i])) for i, j in enumerate(joints)]
         if not isinstance(goal, (list, tuple)):
             goal = [goal]
@@ -466,11 +498,12 @@ def load_spec(spec):
         configs = target.get('configs')
         if configs is not None:
             if not isinstance(configs, (list, tuple)) or not configs:
-                _fail('target.configs', 'expected a list of joint names, got %r' % (configs,))
+                _fail('target.configs', 'expected a list of joint names, got %s'
+                      % shorten(configs))
             for c in configs:
                 if c not in joints:
                     _fail('target.configs', 'unknown joint %r (joints: %s)'
-                          % (c, ', '.join(joints)))
+                          % (c, name_list(joints, quote=str)))
             configs = [str(c) for c in configs]
         target = {'goal': goal, 'q_tol': _jsonable('target.q_tol', target.get('q_tol', 0.05)),
                   'v_tol': _jsonable('target.v_tol', target.get('v_tol', 0.1)),
@@ -499,14 +532,25 @@ def load_spec(spec):
         axes.check(where, str(name))
         values = _grid_axis(where, value)
         axes.check_values(where, name, values)
+        _check_delay(where, name, values.max(), duration)
         grid.append((str(name), values))
+    n_grid = math.prod(len(values) for _, values in grid)
+    if n_grid > MAX_SAMPLES:
+        _fail('grid', '%s grid points (%s), more than the %s samples a sweep may have '
+              '(MAX_SAMPLES)' % (format(n_grid, ','), ' x '.join(
+                  str(len(values)) for _, values in grid), format(MAX_SAMPLES, ',')))
 
     random, samples, seed = [], 0, 0
     if raw.get('random') is not None:
         rnd = _mapping('random', raw['random'])
         if 'samples' not in rnd:
             _fail('random.samples', 'missing: the number of draws (per grid point)')
-        samples = _integer('random.samples', rnd['samples'], 1)
+        samples = _integer('random.samples', rnd['samples'], 1, MAX_SAMPLES, 'MAX_SAMPLES')
+        if n_grid * samples > MAX_SAMPLES:
+            _fail('random.samples', '%s draws per grid point x %s grid points is %s samples, '
+                  'more than the %s a sweep may have (MAX_SAMPLES)'
+                  % (format(samples, ','), format(n_grid, ','), format(n_grid * samples, ','),
+                     format(MAX_SAMPLES, ',')))
         seed = _integer('random.seed', rnd.get('seed', 0), 0)
         for name, value in rnd.items():
             if name in RANDOM_FIELDS:
@@ -516,11 +560,14 @@ def load_spec(spec):
             if name in raw_grid:
                 _fail(where, 'axis %r is also a grid axis' % name)
             random.append((str(name),) + _distribution(where, value))
+            if random[-1][1] == 'uniform':
+                _check_delay(where, name, random[-1][3], duration)
         if not random:
             _fail('random', 'no axis to draw: add e.g. mass_scale: {uniform: [0.9, 1.1]}')
     if not grid and not random:
         _fail('grid', 'no axis: give a grid, a random part or both')
-    chunk_size = _integer('chunk_size', raw.get('chunk_size', DEFAULT_CHUNK_SIZE), 1)
+    chunk_size = _integer('chunk_size', raw.get('chunk_size', DEFAULT_CHUNK_SIZE), 1,
+                          MAX_SAMPLES, 'MAX_SAMPLES')
 
     data = {
         'model': model_name, 'controller': kind, 'controller_params': params, 'dt': dt,

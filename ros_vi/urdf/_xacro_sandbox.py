@@ -4,9 +4,17 @@ This file is run as a script (``python -I -B _xacro_sandbox.py``) by
 :func:`ros_vi.urdf.xacro.xacro_to_urdf`; it imports nothing of ros_vi (so the child starts in
 a few tens of milliseconds).  The request comes as JSON on stdin: ``file`` (absolute path of
 the model), ``args`` (xacro arguments), ``allowed`` (extra directories), ``sys_path`` (the
-parent's import path).  The answer is one JSON object on the original stdout:
-``{"urdf": text}``, or ``{"refused": [[path, resolved, what], ...], "error": msg}``, or
-``{"error": msg}``.
+parent's import path), ``memory`` (bytes of address space the child may use, or None).
+The answer is one JSON object on the original stdout: ``{"urdf": text}``, or
+``{"refused": [[path, resolved, what], ...], "error": msg}``, or ``{"error": msg}`` (with
+``"memory": true`` when xacro ran out of the memory it may use).
+
+Memory
+------
+Once its modules are imported, the child limits its own address space
+(``resource.setrlimit(RLIMIT_AS)``, ``memory`` bytes): an expression such as
+``${'a' * (3 * 10**9)}`` then fails at once with a MemoryError (reported as such) instead of
+taking the machine's memory.
 
 How the gate works
 ------------------
@@ -248,6 +256,18 @@ def make_gate(model, allowed, sys_path, environ):
     return hook, refused
 
 
+def _out_of_memory(err):
+    """Whether ``err`` is, or was raised while handling, a MemoryError (xacro wraps the
+    errors of an expression in its own exception, ``exc`` holding the original)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, MemoryError):
+            return True
+        seen.add(id(err))
+        err = getattr(err, 'exc', None) or err.__cause__ or err.__context__
+    return False
+
+
 def main():
     import io
     import json
@@ -272,6 +292,10 @@ def main():
         return 0
     hook, refused = make_gate(request['file'], request['allowed'], request['sys_path'],
                               dict(os.environ))
+    limit = request.get('memory')
+    if limit:
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
     err_buf = io.StringIO()
     sys.stderr = err_buf
     sys.addaudithook(hook)
@@ -283,9 +307,12 @@ def main():
     except SystemExit:
         answer['error'] = err_buf.getvalue().strip() or 'xacro exited'
     except BaseException as err:        # XacroException, expat errors, NameError, ...
-        msg = str(err) or type(err).__name__
-        extra = err_buf.getvalue().strip()
-        answer['error'] = msg + ((' (%s)' % extra) if extra else '')
+        if _out_of_memory(err):
+            answer = {'error': 'MemoryError', 'memory': True}
+        else:
+            msg = str(err) or type(err).__name__
+            extra = err_buf.getvalue().strip()
+            answer['error'] = msg + ((' (%s)' % extra) if extra else '')
     if refused:
         answer.pop('urdf', None)
         answer['refused'] = [list(r) for r in refused]

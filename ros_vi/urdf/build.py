@@ -77,6 +77,7 @@ import warnings
 
 import numpy as np
 
+from ..errors import name_list
 from ..mechanics import constraints, dynamics, potentials
 from ..mechanics import forces as mforces
 from ..mechanics.frame import Frame, CONST_SE3, RX, RY, RZ, TX, TY, TZ, mimic
@@ -87,9 +88,50 @@ from .parse import FLOATING_PARTS, PLANAR_PARTS, JointInfo, finite
 from .robot import URDFRobot
 from .tolerance import Tolerance
 
-__all__ = ['build_system', 'HELPER_SEP']
+__all__ = ['build_system', 'HELPER_SEP', 'MAX_FRAME_DEPTH']
 
 HELPER_SEP = '::'
+
+#: frames on the longest chain the import builds, from the world to the last link's inertia
+#: (a joint counts 1 frame when fixed, 2 on an axis along +x, +y or +z, 3 on another axis, 5
+#: planar, 8 floating; + 3 for the world, the root link and an inertia): 800 is a chain of
+#: 398 joints with origins.  The frame tree is walked recursively where it is compiled
+#: (``Frame.flatten_tree``), so a much deeper one would exceed Python's recursion limit
+#: (1000 calls); the importer itself builds it without recursion.
+MAX_FRAME_DEPTH = 800
+
+
+def _joint_frames(j):
+    """Frames a joint adds to the chain (at most; see :data:`MAX_FRAME_DEPTH`)."""
+    if not j.moving:
+        return 1
+    if j.type in _PART_KINDS:
+        return 2 + len(_PART_KINDS[j.type])        # origin, parts, axis alignment
+    return 2 if any(j.axis[i] == 1.0 for i in range(3)) else 3
+
+
+def _check_depth(plan, where):
+    """URDFError when the frame tree of ``plan`` would be deeper than
+    :data:`MAX_FRAME_DEPTH`, naming the deepest chain."""
+    depth = {plan.root: (2, 0)}            # link -> (frames from the world, joints)
+    deepest = plan.root
+    todo = [plan.root]
+    while todo:
+        link = todo.pop()
+        frames, count = depth[link]
+        for j in plan.children[link]:
+            depth[j.child] = (frames + _joint_frames(j), count + 1)
+            if depth[j.child][0] > depth[deepest][0]:
+                deepest = j.child
+            todo.append(j.child)
+    frames, count = depth[deepest]
+    if frames + 1 > MAX_FRAME_DEPTH:        # + the inertial frame of the last link
+        raise URDFError('%s: the chain from link %r to link %r is %s joints long (%s frames '
+                        'deep); the importer builds chains of at most %d frames '
+                        '(MAX_FRAME_DEPTH: %d joints with origins)'
+                        % (where, plan.root, deepest, format(count, ','),
+                           format(frames + 1, ','), MAX_FRAME_DEPTH,
+                           (MAX_FRAME_DEPTH - 3) // 2))
 
 
 def _helper_names(plan, prefix):
@@ -124,18 +166,18 @@ def _check_target(system, plan, prefix, frame_names, actuated_joints):
     clash = sorted(n for n in frame_names if n in existing)
     if clash:
         raise URDFError('frames %s already exist in the system (use prefix=...)'
-                        % ', '.join(map(repr, clash)))
+                        % name_list(clash))
     cfg = {c.name for c in system.configs if c.name is not None}
     clash = sorted(prefix + c for j in plan.joints for c in config_names(j)
                    if prefix + c in cfg)
     if clash:
         raise URDFError('configs %s already exist in the system (use prefix=...)'
-                        % ', '.join(map(repr, clash)))
+                        % name_list(clash))
     inp = {u.name for u in system.inputs if u.name is not None}
     clash = sorted(prefix + n for n in actuated_joints if prefix + n in inp)
     if clash:
         raise URDFError('inputs %s already exist in the system (use prefix=...)'
-                        % ', '.join(map(repr, clash)))
+                        % name_list(clash))
 
 
 def _mark(frame, role, link=None, prefix=''):
@@ -266,52 +308,59 @@ def _build_held(plan, system, prefix, base, kinematic, options):
             Ainv[:3, :3] = A[:3, :3].T
             return Frame(parent, CONST_SE3, Ainv, name=prefix + j.child)
 
-        def grow(link, frame):
-            add_inertial(link, frame)
-            for j in children[link]:
-                if not j.moving:
-                    child = Frame(frame, CONST_SE3, j.origin, name=prefix + j.child)
-                elif j.type in _PART_SUFFIXES:
-                    child = multi_dof(frame, j)
-                else:
-                    rot = j.type in ('revolute', 'continuous')
-                    kin = j.name in kinematic
-                    param = prefix + j.name
-                    if j.mimic is not None and options['mimic'] == 'reduce':
-                        lead, mult, off = _mimic_root(j, by_name)
-                        param = mimic(prefix + lead.name, mult, off, name=prefix + j.name)
-                    k = [i for i in range(3) if j.axis[i] == 1.0]
-                    if k:                          # exactly +x, +y or +z
-                        parent = frame
-                        if not is_identity(j.origin):
-                            parent = _mark(Frame(frame, CONST_SE3, j.origin,
-                                                 name=prefix + j.name + HELPER_SEP + 'origin'),
-                                           'helper', prefix=prefix)
-                        kind = _ALIGNED[k[0]][0 if rot else 1]
-                        child = Frame(parent, kind, param, name=prefix + j.child,
-                                      kinematic=kin)
-                        j.motion_frame = child
-                    else:
-                        A = np.eye(4)
-                        A[:3, :3] = axis_alignment(j.axis)
-                        pre = _mark(Frame(frame, CONST_SE3, j.origin @ A,
-                                          name=prefix + j.name + HELPER_SEP + 'origin'),
-                                    'helper', prefix=prefix)
-                        mid = _mark(Frame(pre, RZ if rot else TZ, param,
-                                          name=prefix + j.name + HELPER_SEP + 'motion',
-                                          kinematic=kin), 'helper', prefix=prefix)
-                        j.motion_frame = mid
-                        Ainv = np.eye(4)
-                        Ainv[:3, :3] = A[:3, :3].T
-                        child = Frame(mid, CONST_SE3, Ainv, name=prefix + j.child)
-                        j.config = mid.config
-                    if j.config is None:
-                        j.config = child.config
-                _mark(child, 'link', j.child, prefix)
-                link_frames[j.child] = child
-                grow(j.child, child)
+        def attach(j, frame):
+            """The child link frame of joint ``j`` under its parent link's ``frame``."""
+            if not j.moving:
+                return Frame(frame, CONST_SE3, j.origin, name=prefix + j.child)
+            if j.type in _PART_SUFFIXES:
+                return multi_dof(frame, j)
+            rot = j.type in ('revolute', 'continuous')
+            kin = j.name in kinematic
+            param = prefix + j.name
+            if j.mimic is not None and options['mimic'] == 'reduce':
+                lead, mult, off = _mimic_root(j, by_name)
+                param = mimic(prefix + lead.name, mult, off, name=prefix + j.name)
+            k = [i for i in range(3) if j.axis[i] == 1.0]
+            if k:                          # exactly +x, +y or +z
+                parent = frame
+                if not is_identity(j.origin):
+                    parent = _mark(Frame(frame, CONST_SE3, j.origin,
+                                         name=prefix + j.name + HELPER_SEP + 'origin'),
+                                   'helper', prefix=prefix)
+                kind = _ALIGNED[k[0]][0 if rot else 1]
+                child = Frame(parent, kind, param, name=prefix + j.child, kinematic=kin)
+                j.motion_frame = child
+            else:
+                A = np.eye(4)
+                A[:3, :3] = axis_alignment(j.axis)
+                pre = _mark(Frame(frame, CONST_SE3, j.origin @ A,
+                                  name=prefix + j.name + HELPER_SEP + 'origin'),
+                            'helper', prefix=prefix)
+                mid = _mark(Frame(pre, RZ if rot else TZ, param,
+                                  name=prefix + j.name + HELPER_SEP + 'motion',
+                                  kinematic=kin), 'helper', prefix=prefix)
+                j.motion_frame = mid
+                Ainv = np.eye(4)
+                Ainv[:3, :3] = A[:3, :3].T
+                child = Frame(mid, CONST_SE3, Ainv, name=prefix + j.child)
+                j.config = mid.config
+            if j.config is None:
+                j.config = child.config
+            return child
 
-        grow(plan.root, root_frame)
+        # depth first in file order, as a stack (a chain may be deeper than Python's
+        # recursion limit): a joint's child frame, its link's inertia, then the joints
+        # below it, before the joint's next sibling -- the frame (and config) order of the
+        # description
+        add_inertial(plan.root, root_frame)
+        todo = list(reversed(children[plan.root]))
+        while todo:
+            j = todo.pop()
+            child = attach(j, link_frames[j.parent])
+            _mark(child, 'link', j.child, prefix)
+            link_frames[j.child] = child
+            add_inertial(j.child, child)
+            todo.extend(reversed(children[j.child]))
         _add_gravity(system, prefix, options['gravity'], forces)
     finally:
         system.resume_structure_changes()       # one structure update: frames and gravity
@@ -422,6 +471,9 @@ def _massless_joints(robot):
     data = system.model.create_data()
     data.set(q=_generic_q(robot))
     M = dynamics.mass_matrix(system.model, data)
+    if not np.all(np.isfinite(M)):
+        raise URDFError('the mass matrix is not finite at a generic configuration: the '
+                        'masses, inertias or lengths are too large for floating point')
     mine = [j for j in _moving(robot) if not j.config.kinematic]
     if nd == 0 or not mine:
         return [], []
@@ -512,7 +564,7 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
                 act.append(n)
             else:
                 raise URDFError('%s: actuated joint %r is not a moving joint of the robot '
-                                '(moving joints: %s)' % (where, n, ', '.join(moving)))
+                                '(moving joints: %s)' % (where, n, name_list(moving, quote=str)))
     options = dict(gravity=gravity, friction=bool(friction),
                    friction_velocity=float(friction_velocity),
                    enforce_limits=bool(enforce_limits), limit_stiffness=limit_stiffness,
@@ -524,6 +576,7 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
                 tol.tolerate('joint', j.name, 'has <dynamics friction> but is a mimic joint '
                              'reduced onto its leader', "friction not modelled (import with "
                              "mimic='constraint' to keep it)")
+    _check_depth(plan, where)
     try:
         frame_names = _helper_names(plan, prefix)
     except URDFError as err:
@@ -536,17 +589,20 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
         robot = _build(plan, scratch, prefix, base, set(), options)
     except ValueError as err:
         raise URDFError('%s: %s' % (where, err)) from None
-    bad, dependent = _massless_joints(robot)
+    try:
+        bad, dependent = _massless_joints(robot)
+    except URDFError as err:
+        raise URDFError('%s: %s' % (where, err)) from None
     if bad and massless == 'error':
         raise URDFError('%s: dynamic joint(s) %s move no mass (child links %s and below are '
                         'massless); add <inertial>, or import with massless="kinematic" '
                         '(the default) to make them kinematic configs'
-                        % (where, ', '.join(repr(j.name) for j in bad),
-                           ', '.join(repr(j.child) for j in bad)))
+                        % (where, name_list(j.name for j in bad),
+                           name_list(j.child for j in bad)))
     if dependent and massless == 'error':
         raise URDFError('%s: the mass matrix is singular at a generic configuration: joint(s) '
                         '%s move mass only along directions earlier joints already move'
-                        % (where, ', '.join(repr(j.name) for j in dependent)))
+                        % (where, name_list(j.name for j in dependent)))
     held = 'made it a kinematic config, held at its initial position (not an effort input)'
     for j in bad:
         tol.tolerate('joint', j.name, 'moves no mass (child link %r and the links below it '

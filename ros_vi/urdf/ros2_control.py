@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from collections.abc import Mapping as _MappingABC
 from typing import Mapping, Optional, Tuple
 
+from ..errors import name_list
 from .errors import URDFError
 
 __all__ = ['InterfaceSpec', 'ComponentInterfaces', 'Ros2ControlBlock', 'JointControl',
@@ -270,7 +271,7 @@ def read_ros2_control(root, where, tol):
         if btype == 'sensor' and any(j.command for j in block.joints.values()):
             tol.tolerate('ros2_control', name, 'a block of type sensor declares command '
                          'interfaces (joints %s; a sensor takes no commands)'
-                         % ', '.join(repr(j.name) for j in block.joints.values() if j.command),
+                         % name_list(j.name for j in block.joints.values() if j.command),
                          'ignored them')
         blocks.append(block)
     return tuple(blocks)
@@ -283,7 +284,7 @@ def _warn_unsimulated(joint, block, tol):
             tol.tolerate('joint', joint.name, '<ros2_control name=%r> declares the %s '
                          'interface%s %s, which ros_vi does not simulate (it simulates %s)'
                          % (block, kind, 's' if len(others) > 1 else '',
-                            ', '.join(map(repr, others)), ', '.join(SIMULATED_INTERFACES)),
+                            name_list(others), ', '.join(SIMULATED_INTERFACES)),
                          'ignored %s' % ('them' if len(others) > 1 else 'it'))
 
 
@@ -327,13 +328,13 @@ def check_ros2_control(blocks, joints, where, tol):
             info = joints.get(comp.name)
             if info is None:
                 raise URDFError('%s: joint %r is not in the URDF (its joints: %s)'
-                                % (what, comp.name, ', '.join(map(repr, joints))))
+                                % (what, comp.name, name_list(joints)))
             name = comp.name
             where_ = '<ros2_control name=%r>' % block.name
             if not info.moving:
                 if comp.command:
                     raise URDFError('%s: joint %r is fixed but declares command interfaces '
-                                    '%s' % (what, name, ', '.join(map(repr, comp.command))))
+                                    '%s' % (what, name, name_list(comp.command)))
                 tol.tolerate('joint', name, 'a fixed joint listed in %s (ros2_control '
                              'refuses fixed joints)' % where_, 'ignored it')
                 continue
@@ -345,7 +346,7 @@ def check_ros2_control(blocks, joints, where, tol):
                     raise URDFError('%s: joint %r mimics %r and declares command interfaces '
                                     '%s (ros2_control refuses this unless mimic="false")'
                                     % (what, name, info.mimic[0],
-                                       ', '.join(map(repr, comp.command))))
+                                       name_list(comp.command)))
                 if comp.command:
                     tol.tolerate('joint', name, 'declares command interfaces in %s but '
                                  'follows %r (<mimic>)' % (where_, info.mimic[0]),
@@ -364,7 +365,7 @@ def check_ros2_control(blocks, joints, where, tol):
             if simulated and block.type != 'sensor' and info.effort == 0.0:
                 tol.tolerate('joint', name, 'declares command interfaces %s in %s but its '
                              '<limit effort> is 0 (a passive joint)'
-                             % (', '.join(map(repr, simulated)), where_),
+                             % (name_list(simulated), where_),
                              'kept them: commands to it are refused')
             for key in ('position', 'velocity'):
                 spec = comp.state.get(key)

@@ -17,7 +17,12 @@ a description is read the same way whether it is simulated or drawn.  The rules
   ``package://`` through the ament index, ``file://``), a relative path against ``base_dir``
   (the URDF file's folder; the current directory when None).  A mesh that cannot be found
   is a :class:`~.tolerance.URDFWarning` naming the link and the file (once per file), and its
-  Shape is kept with ``path`` None: a missing mesh never stops a drawing.
+  Shape is kept with ``path`` None: a missing mesh never stops a drawing.  A mesh file larger
+  than :data:`MAX_MESH_BYTES` is not read (a warning says so).
+* ``packages_only=True`` (descriptions received from a ROS graph, whose sender may be anyone
+  on the domain): only ``package://`` meshes of installed packages are read, inside their
+  package; ``file://`` URIs, absolute and relative paths are refused, and the warnings name
+  the URIs as written, never a file found for them (so no reply says which files exist).
 """
 import functools
 import os
@@ -27,12 +32,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import resources
+from ..errors import name_list, shorten
 from .errors import URDFError
 from .parse import _to_urdf_model, finite, parse_xml
 from .geometry import origin_matrix
 from .tolerance import Tolerance, URDFWarning
 
-__all__ = ['Shape', 'link_geometry', 'resolve_mesh', 'DEFAULT_RGBA', 'SHAPE_TYPES']
+__all__ = ['Shape', 'link_geometry', 'resolve_mesh', 'DEFAULT_RGBA', 'SHAPE_TYPES',
+           'MAX_MESH_BYTES']
 
 DEFAULT_RGBA = (0.7, 0.7, 0.7, 1.0)
 SHAPE_TYPES = ('box', 'cylinder', 'sphere', 'mesh')
@@ -41,6 +48,9 @@ KINDS = ('visual', 'collision')
 # segments around a cylinder or a sphere's equator: a multiple of 4 puts vertices on the
 # +-x and +-y axes, so a tessellated primitive spans exactly its nominal extents
 SEGMENTS = 24
+
+#: bytes of a mesh file that is read; a larger one is drawn without (a warning says so)
+MAX_MESH_BYTES = 128 << 20
 
 
 @dataclass(eq=False)
@@ -70,6 +80,12 @@ class Shape:
     kind : str
         ``'visual'`` or ``'collision'`` (the renderer's stand-ins for missing geometry:
         ``'skeleton'``).
+    problem : str or None
+        Why a mesh has no triangles (not found, too large, unreadable), once that is known
+        (its URDFWarning says the same).
+    show_paths : bool
+        Whether messages about the mesh name the file found for it (False for a
+        description from a ROS graph: ``link_geometry(..., packages_only=True)``).
     """
     link: str
     type: str
@@ -83,6 +99,8 @@ class Shape:
     scale: np.ndarray = None
     material: str = None
     kind: str = 'visual'
+    problem: str = None
+    show_paths: bool = True
     _triangles: dict = field(default=None, init=False, repr=False)
 
     def triangles(self, segments=SEGMENTS):
@@ -101,8 +119,7 @@ class Shape:
             if self.type != 'mesh':
                 v, f = _PRIMITIVES[self.type](self, segments)
             else:
-                mesh = _mesh_triangles(self.path, self.link, self.filename) \
-                    if self.path is not None else None
+                mesh = _mesh_triangles(self) if self.path is not None else None
                 if mesh is None:
                     self._triangles[segments] = None      # warned once; not tried again
                     return None
@@ -198,47 +215,71 @@ def _load_mesh(path, mtime_ns, size):
     return v, f
 
 
-def _mesh_triangles(path, link, filename):
+def _mesh_triangles(shape):
+    """``(vertices, faces)`` of a mesh Shape's file, or None with a URDFWarning saying why
+    (also kept as ``shape.problem``)."""
+    where = 'link %r: mesh %s' % (shape.link, shorten(shape.filename))
+    if shape.show_paths:
+        where += ' (%s)' % shape.path
+
+    def refuse(why):
+        shape.problem = why
+        warnings.warn('%s %s; drawn without it' % (where, why), URDFWarning, stacklevel=5)
+
     try:
-        st = os.stat(path)
+        st = os.stat(shape.path)
     except OSError as err:
-        warnings.warn('link %r: mesh %r (%s): %s; drawn without it'
-                      % (link, filename, path, err.strerror), URDFWarning, stacklevel=4)
-        return None
+        return refuse('cannot be read: %s' % err.strerror if shape.show_paths else
+                      'cannot be read')
+    if st.st_size > MAX_MESH_BYTES:
+        return refuse('is %.0f MiB, more than the %d MiB a mesh file may have '
+                      '(MAX_MESH_BYTES)' % (st.st_size / 2 ** 20, MAX_MESH_BYTES >> 20))
     try:
-        mesh = _load_mesh(path, st.st_mtime_ns, st.st_size)
+        mesh = _load_mesh(shape.path, st.st_mtime_ns, st.st_size)
         if len(mesh[1]):
             return mesh
-        warnings.warn('link %r: mesh %r (%s) cannot be read: no triangles in it; drawn '
-                      'without it' % (link, filename, path), URDFWarning, stacklevel=4)
+        return refuse('cannot be read: no triangles in it')
     except ImportError:
-        warnings.warn('link %r: mesh %r: trimesh is not installed (pip install trimesh); '
-                      'drawn without it' % (link, filename), URDFWarning, stacklevel=4)
+        return refuse('cannot be read: trimesh is not installed (pip install trimesh)')
+    except MemoryError:
+        return refuse('cannot be read: out of memory')
     except Exception as err:    # noqa: BLE001 - any failure of a third-party file reader
-        warnings.warn('link %r: mesh %r (%s) cannot be read: %s: %s; drawn without it'
-                      % (link, filename, path, type(err).__name__, err), URDFWarning,
-                      stacklevel=4)
-    return None
+        return refuse('cannot be read: %s: %s'
+                      % (type(err).__name__, shorten(str(err), quote=False))
+                      if shape.show_paths else 'cannot be read: %s' % type(err).__name__)
 
 
 # -------------------------------------------------------------------------- reading
-def resolve_mesh(filename, base_dir=None):
+def resolve_mesh(filename, base_dir=None, packages_only=False):
     """``(path or None, reason)``: the file a mesh ``filename`` names, or why there is none.
 
     ``package://`` and ``file://`` through :func:`ros_vi.resources.resolve_uri`; other URI
     schemes are not supported; a relative path is taken against ``base_dir`` (the current
-    directory when None).  ``path`` is an existing file; ``reason`` is '' when found."""
+    directory when None).  ``packages_only``: only a ``package://`` URI of an installed
+    package, inside the package (no ``..`` out of it); the reason then names no file.
+    ``path`` is an existing file; ``reason`` is '' when found."""
     if '://' in filename and not filename.startswith(('package://', 'file://')):
         return None, 'unsupported URI scheme %r' % filename.split('://')[0]
+    if packages_only:
+        if not filename.startswith('package://'):
+            return None, ('a description from the ROS graph may name package:// meshes of '
+                          'installed packages only')
+        package, _, rel = filename[len('package://'):].partition('/')
+        if not rel or os.path.isabs(rel) or \
+                os.path.normpath(rel).split(os.sep)[0] in ('..', '') or '\0' in rel:
+            return None, 'not a file inside package %s' % shorten(package)
     try:
         path = resources.resolve_uri(filename)
     except resources.ResourceError as err:
+        if packages_only:
+            return None, 'package %s is not installed' % shorten(package)
         return None, str(err)
     if not os.path.isabs(path):
         path = os.path.join(base_dir if base_dir is not None else os.getcwd(), path)
     path = os.path.normpath(path)
     if not os.path.isfile(path):
-        return None, 'no such file %s' % path
+        return None, 'no such file in package %s' % shorten(package) if packages_only \
+            else 'no such file %s' % path
     return path, ''
 
 
@@ -290,7 +331,7 @@ class _Materials:
         return DEFAULT_RGBA if rgba is None else rgba
 
 
-def link_geometry(urdf_text, kind='visual', base_dir=None):
+def link_geometry(urdf_text, kind='visual', base_dir=None, packages_only=False):
     """The shapes of a robot: one :class:`Shape` per ``<visual>`` (``kind='visual'``) or
     ``<collision>`` (``kind='collision'``) element, links in file order, elements in file
     order within a link.
@@ -300,6 +341,9 @@ def link_geometry(urdf_text, kind='visual', base_dir=None):
     base_dir : str, optional
         Folder against which relative mesh paths are taken: the URDF file's folder (the
         current directory when None).
+    packages_only : bool
+        Read only ``package://`` meshes of installed packages, and name no file in the
+        warnings (a description received from a ROS graph; see the module doc).
 
     Raises :class:`URDFError` naming the link for malformed geometry (negative or
     non-finite sizes, a colour outside [0, 1], a missing ``<geometry>``); a mesh that cannot
@@ -317,20 +361,20 @@ def link_geometry(urdf_text, kind='visual', base_dir=None):
         elements = link.visuals if kind == 'visual' else link.collisions
         for n, element in enumerate(elements, 1):
             what = '%s: link %r <%s> %d' % (where, link.name, kind, n)
-            shape = _shape(link.name, element, kind, what, base_dir, missing)
+            shape = _shape(link.name, element, kind, what, base_dir, missing, packages_only)
             if kind == 'visual':
                 shape.material = element.material.name if element.material is not None \
                     else None
                 shape.rgba = materials.rgba(element.material, what)
             shapes.append(shape)
     for filename, (links, reason) in missing.items():
-        warnings.warn('%s: mesh %r of link%s %s not found (%s); the link is drawn without it'
-                      % (where, filename, 's' if len(links) > 1 else '',
-                         ', '.join(map(repr, links)), reason), URDFWarning, stacklevel=2)
+        warnings.warn('%s: mesh %s of link%s %s not found (%s); the link is drawn without it'
+                      % (where, shorten(filename), 's' if len(links) > 1 else '',
+                         name_list(links), reason), URDFWarning, stacklevel=2)
     return shapes
 
 
-def _shape(link, element, kind, what, base_dir, missing):
+def _shape(link, element, kind, what, base_dir, missing, packages_only=False):
     g = element.geometry
     if g is None:
         raise URDFError('%s has no <geometry>' % what)
@@ -340,7 +384,7 @@ def _shape(link, element, kind, what, base_dir, missing):
                            finite(o.rpy if o is not None and o.rpy is not None else (0, 0, 0),
                                   what + ' origin rpy'))
     gtype = type(g).__name__.lower()
-    shape = Shape(link, gtype, origin, kind=kind)
+    shape = Shape(link, gtype, origin, kind=kind, show_paths=not packages_only)
     if gtype == 'box':
         shape.size = _positive(g.size, what + ' box size')
     elif gtype == 'cylinder':
@@ -352,8 +396,9 @@ def _shape(link, element, kind, what, base_dir, missing):
         shape.filename = g.filename
         shape.scale = _positive(g.scale if g.scale is not None else (1.0, 1.0, 1.0),
                                 what + ' mesh scale')
-        shape.path, reason = resolve_mesh(g.filename, base_dir)
+        shape.path, reason = resolve_mesh(g.filename, base_dir, packages_only)
         if shape.path is None:
+            shape.problem = 'not found: %s' % reason
             links = missing.setdefault(g.filename, ([], reason))[0]
             if link not in links:
                 links.append(link)

@@ -14,7 +14,9 @@ runs, files may be read only under
 * the directories the caller lists (``allowed_paths``),
 
 checked on the real path (symlinks and ``..`` resolved).  Python modules (``.py``/``.pyc``
-under ``sys.path``) stay importable.  Anything else -- another file (includes, ``load_yaml``,
+under ``sys.path``) stay importable.  The child may use :data:`MEMORY_LIMIT` bytes of
+address space and :data:`TIMEOUT` seconds; beyond either it is stopped and the error says
+which limit it hit.  Anything else -- another file (includes, ``load_yaml``,
 ``$(find ...)``, or a file object reached from a xacro expression through Python's object
 graph), writing, processes, network -- is refused: :class:`URDFSecurityError` naming the
 path, and no text is returned.  The text xacro produces is parsed by the hardened parser
@@ -25,12 +27,16 @@ import os
 import subprocess
 import sys
 
+from ..errors import shorten
 from .errors import URDFError, URDFSecurityError
+from .parse import MAX_DESCRIPTION_BYTES
 
 __all__ = ['xacro_to_urdf']
 
 #: seconds a xacro run may take before it is stopped
 TIMEOUT = 120.0
+#: bytes of address space the xacro child process may use
+MEMORY_LIMIT = 1 << 30
 
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_xacro_sandbox.py')
 
@@ -86,7 +92,8 @@ def xacro_to_urdf(filename, args=None, allowed_paths=()):
     request = {'file': os.path.abspath(filename),
                'args': {str(k): str(v) for k, v in (args or {}).items()},
                'allowed': allowed,
-               'sys_path': [os.path.abspath(p) for p in sys.path if p]}
+               'sys_path': [os.path.abspath(p) for p in sys.path if p],
+               'memory': MEMORY_LIMIT}
     try:
         proc = subprocess.run([sys.executable, '-I', '-B', _WORKER],
                               input=json.dumps(request), capture_output=True, text=True,
@@ -96,16 +103,32 @@ def xacro_to_urdf(filename, args=None, allowed_paths=()):
     except OSError as err:      # pragma: no cover - no interpreter to run
         raise URDFError('xacro %r: cannot run the xacro sandbox: %s' % (filename, err)
                         ) from None
+    memory = 'xacro %r: exceeded the memory limit of %d MiB (MEMORY_LIMIT)' % (
+        filename, MEMORY_LIMIT >> 20)
     try:
         answer = json.loads(proc.stdout)
     except ValueError:
+        output = (proc.stderr.strip() or proc.stdout.strip())
+        if 'MemoryError' in output or 'Cannot allocate memory' in output:
+            raise URDFError(memory) from None
+        if proc.returncode < 0:
+            raise URDFError('xacro %r: killed by signal %d%s' % (
+                filename, -proc.returncode, ' (SIGKILL: by the system, most likely out of '
+                'memory)' if proc.returncode == -9 else '')) from None
         raise URDFError('xacro %r failed (exit code %s): %s' % (
-            filename, proc.returncode, (proc.stderr.strip() or proc.stdout.strip())[-2000:]
-            or 'no output')) from None
+            filename, proc.returncode, output[-2000:] or 'no output')) from None
+    if len(answer.get('urdf', '')) > MAX_DESCRIPTION_BYTES:
+        raise URDFError('xacro %r: produced %s characters of URDF, more than the %d MiB a '
+                        'description may have (MAX_DESCRIPTION_BYTES)'
+                        % (filename, format(len(answer['urdf']), ','),
+                           MAX_DESCRIPTION_BYTES >> 20))
     if answer.get('refused'):
         raise URDFSecurityError(_refusal(filename, answer['refused']))
+    if answer.get('memory'):
+        raise URDFError(memory)
     if 'urdf' in answer:
         return answer['urdf']
     if answer.get('error', '').startswith('.xacro files need xacro'):
         raise ImportError(answer['error'])
-    raise URDFError('xacro %r: %s' % (filename, answer.get('error') or 'failed'))
+    raise URDFError('xacro %r: %s' % (filename, shorten(answer.get('error') or 'failed',
+                                                        limit=2000, quote=False)))

@@ -19,9 +19,11 @@ from ..urdf import import_urdf, link_geometry
 from .render import RobotScene, draw, fit_view
 
 __all__ = ['animate', 'render_frame', 'Animation', 'load_robot', 'joint_columns',
-           'config_positions', 'frame_times', 'link_pose_track', 'OUTPUT_TYPES']
+           'config_positions', 'frame_times', 'link_pose_track', 'OUTPUT_TYPES', 'MAX_FRAMES']
 
 OUTPUT_TYPES = ('.gif', '.mp4')
+#: frames of one animation (20 minutes at 25 fps)
+MAX_FRAMES = 30_000
 
 
 @dataclass
@@ -38,16 +40,18 @@ class Animation:
     end: float
 
 
-def load_robot(urdf_text, base_dir=None):
+def load_robot(urdf_text, base_dir=None, packages_only=False):
     """``(system, scene)`` of a URDF: the imported System (for the kinematics; importer
     quirks are not repeated here, ``ros-vi info`` reports them) and its :class:`RobotScene`
-    of visual shapes (missing meshes warn, see :func:`ros_vi.urdf.link_geometry`).
-    A ``floating`` joint gets its six Euler-angle configs (``floating_base='euler'``, as a
-    simulation of it has them)."""
+    of visual shapes (missing meshes warn, see :func:`ros_vi.urdf.link_geometry`;
+    ``packages_only``: only ``package://`` meshes of installed packages, for a description
+    from a ROS graph).  A ``floating`` joint gets its six Euler-angle configs
+    (``floating_base='euler'``, as a simulation of it has them)."""
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         system = import_urdf(urdf_text, floating_base='euler')
-    shapes = link_geometry(urdf_text, 'visual', base_dir=base_dir)
+    shapes = link_geometry(urdf_text, 'visual', base_dir=base_dir,
+                           packages_only=packages_only)
     return system, RobotScene(system.urdf, shapes)
 
 
@@ -76,7 +80,8 @@ def joint_columns(system, joint_names):
 def frame_times(t, fps=25.0, speed=1.0, start=None, end=None):
     """Recording times [s] of the frames: ``start + k * speed / fps`` for
     k = 0 .. floor((end - start) * fps / speed) - 1 (one frame at least); ``start``/``end``
-    default to the recording's first and last time.  ValueError naming the bad value."""
+    default to the recording's first and last time.  ValueError naming the bad value, or
+    when that is more than :data:`MAX_FRAMES` frames."""
     t = np.asarray(t, float)
     if not len(t):
         raise ValueError('the recording has no samples')
@@ -93,7 +98,13 @@ def frame_times(t, fps=25.0, speed=1.0, start=None, end=None):
                              % (name, value, first, last))
     if t1 < t0:
         raise ValueError('end %g s is before start %g s' % (t1, t0))
-    n = max(1, int(math.floor((t1 - t0) * fps / speed + 1e-9)))
+    count = (t1 - t0) * fps / speed
+    if not count <= MAX_FRAMES:
+        raise ValueError('%g s at %g fps and speed %g is %s frames, more than the %s an '
+                         'animation may have (MAX_FRAMES)' % (
+                             t1 - t0, fps, speed, format(count, '.3g'),
+                             format(MAX_FRAMES, ',')))
+    n = max(1, int(math.floor(count + 1e-9)))
     return t0 + np.arange(n) * (speed / fps)
 
 
@@ -104,6 +115,11 @@ def config_positions(system, recording, times):
     columns = joint_columns(system, recording.joint_names)
     t = np.asarray(recording.t, float)
     pos = np.asarray(recording.position, float).reshape(len(t), -1)[:, columns]
+    missing = np.argwhere(~np.isfinite(pos))
+    if missing.size:        # a bag's joint that a message does not carry: nan
+        k, j = missing[0]
+        raise ValueError('the recording has no position of joint %r at t = %g s (sample %d)'
+                         % (system.configs[j].name, t[k], k))
     times = np.asarray(times, float)
     if len(t) == 1:
         return np.repeat(pos, len(times), axis=0)

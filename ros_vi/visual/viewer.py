@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from ..conventions import rotations_to_quaternions
+from ..errors import name_list
 from .playback import link_pose_track, load_robot
 
 __all__ = ['serve', 'RobotView', 'robot_view', 'LiveView', 'fit_camera', 'ViewerError',
@@ -94,6 +95,10 @@ class RobotView:
         Draw every link frame's axes.  A link with nothing to draw of its own (no visual,
         or a mesh that cannot be read: a URDFWarning says which) always shows its frame,
         and the skeleton (a bone from its parent) stands in for its shape.
+    packages_only : bool
+        Read only ``package://`` meshes of installed packages and name no file in the
+        warnings (:func:`ros_vi.urdf.link_geometry`): for a description received from a ROS
+        graph, whose sender may be anyone on the domain.
 
     Attributes: ``joint_names`` (the configs in joint_states order, mimic joints
     excluded: the order of :meth:`set_positions`); ``links`` (link names, the order of
@@ -102,12 +107,13 @@ class RobotView:
     giving the kinematics); ``nodes`` ({link: scene node}).
     """
 
-    def __init__(self, server, urdf_text, base_dir=None, name='robot', frames=False):
+    def __init__(self, server, urdf_text, base_dir=None, name='robot', frames=False,
+                 packages_only=False):
         self.server = server
         self.name = '/' + name.strip('/')
         # a mesh that cannot be read warns (URDFWarning) from the geometry reader and
         # leaves its link without triangles: the scene's skeleton stands in for it
-        self.system, self.scene = load_robot(urdf_text, base_dir)
+        self.system, self.scene = load_robot(urdf_text, base_dir, packages_only)
         bare = {self.scene.links[i] for i in self.scene.bare_links}
         self.joint_names = [c.name for c in self.system.configs]
         self.links = list(self.scene.links)
@@ -144,7 +150,8 @@ class RobotView:
         q = np.asarray(q, dtype=float).reshape(-1)
         if q.shape != (len(self.joint_names),):
             raise ValueError('set_positions: expected %d positions (%s), got %d'
-                             % (len(self.joint_names), ', '.join(self.joint_names), q.size))
+                             % (len(self.joint_names), name_list(self.joint_names, quote=str),
+                                q.size))
         if not np.all(np.isfinite(q)):
             raise ValueError('set_positions: positions must be finite, got %s' % q)
         poses = link_pose_track(self.system, self.scene, [q])[0]
@@ -202,17 +209,26 @@ def fit_camera(server, view, samples=24, seed=0):
     return fit
 
 
-def robot_view(server, urdf_text, warn, base_dir=None, frames=False):
-    """A :class:`RobotView` whose geometry warnings (a mesh that cannot be read is drawn as
-    its frame) go to ``warn(message)`` once each (a node's logger), not to stderr: what
-    the simulator node's and the viewer node's views are built with."""
+def robot_view(server, urdf_text, warn, base_dir=None, frames=False, name='robot',
+               packages_only=False):
+    """A :class:`RobotView` (scene path ``/name``) whose geometry warnings (a mesh that
+    cannot be read is drawn as its frame) go to ``warn(message)`` once each (a node's
+    logger), at most :data:`~ros_vi.errors.MAX_NAMES` of them, not to stderr: what the
+    simulator node's and the viewer node's views are built with.  ``packages_only``: a
+    description from the graph, whose meshes may only be ``package://`` files of installed
+    packages (:func:`ros_vi.urdf.link_geometry`)."""
     import warnings
+    from ..errors import MAX_NAMES, shorten
     from ..urdf import URDFWarning
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always', URDFWarning)
-        view = RobotView(server, urdf_text, base_dir=base_dir, frames=frames)
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        warn(message)
+        view = RobotView(server, urdf_text, base_dir=base_dir, frames=frames, name=name,
+                         packages_only=packages_only)
+    messages = list(dict.fromkeys(str(w.message) for w in caught))
+    for message in messages[:MAX_NAMES]:
+        warn(shorten(message, limit=1000, quote=False))
+    if len(messages) > MAX_NAMES:
+        warn('and %d more warnings like these' % (len(messages) - MAX_NAMES))
     return view
 
 

@@ -1,8 +1,10 @@
 """The browser view over ROS: the viewer node draws what a simulator publishes
 (robot_description + joint_states, over DDS), and the simulator's own view (viewer_port)
 draws its published states."""
+import re
 import socket
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -98,3 +100,84 @@ def test_ros_vi_view_ros_serves_then_stops_and_names_a_port_in_use(capsys):
         taken.listen()
         assert main(['view', '--ros', '--port', str(port), '--duration', '1']) == 2
     assert str(port) in capsys.readouterr().err
+
+
+class _Log:
+    """A node logger that keeps what it is given."""
+
+    def __init__(self):
+        self.lines = []
+
+    def _keep(self, message, **_):
+        self.lines.append(message)
+
+    info = warning = error = debug = _keep
+
+
+def _meshes_robot(filenames):
+    """A base and one link per mesh filename, each link's only visual that mesh."""
+    items = ['<link name="base"/>']
+    for k, name in enumerate(filenames):
+        items.append('<link name="m%d"><visual><geometry><mesh filename="%s"/></geometry>'
+                     '</visual></link><joint name="j%d" type="continuous"><parent link="base"/>'
+                     '<child link="m%d"/><axis xyz="0 0 1"/></joint>' % (k, name, k, k))
+    return '<robot name="meshes">%s</robot>' % ''.join(items)
+
+
+def test_viewer_node_reads_only_package_meshes_and_survives_hostile_descriptions(
+        probe, spun, tmp_path, monkeypatch):
+    """A description from the graph may come from anyone on the domain: a mesh named by
+    file://, an absolute or a relative path, or a package:// path out of its package, is
+    not read (its link is drawn bare), and the log names no file; a package:// mesh of an
+    installed package is drawn.  A chain too deep to import is refused in one log line and
+    the robot drawn so far stays; replacing the robot raises no viser warnings."""
+    import trimesh
+    from std_msgs.msg import String
+    from ros_vi.ros import qos
+    from ros_vi.ros.viewer_node import ViewerNode
+    import test_urdf_cases as cases
+    from test_urdf_geometry import ament_mesh
+    secret = tmp_path / 'private' / 'secret.stl'
+    secret.parent.mkdir()
+    trimesh.creation.box(extents=(0.1, 0.1, 0.1)).export(str(secret))
+    ament_mesh(tmp_path / 'install', 'viewer_test_meshes', monkeypatch)
+    monkeypatch.chdir(secret.parent)
+    missing = secret.parent / 'missing.stl'
+    # the same refusal for a file that exists and one that does not: nothing to probe with
+    pairs = [('file://%s' % secret, 'file://%s' % missing), (str(secret), str(missing)),
+             ('secret.stl', 'missing.stl')]
+    names = ['package://viewer_test_meshes/part.stl'] + [n for pair in pairs for n in pair] \
+        + ['package://viewer_test_meshes/../../../private/secret.stl']
+    viewer = spun(ViewerNode(context=probe.context, namespace='/hostile_graph',
+                             parameter_overrides=[Parameter('port', value=_free_port())]))
+    log = _Log()
+    monkeypatch.setattr(viewer, 'get_logger', lambda: log)
+    pub = probe.publisher(String, '/hostile_graph/robot_description', qos.LATCHED_QOS)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        pub.publish(String(data=_meshes_robot(names)))
+        view = wait_until(lambda: viewer.view, what='the robot drawn')
+        bare = {view.scene.links[i] for i in view.scene.bare_links}
+        assert bare == {'m%d' % k for k in range(1, len(names))}   # only the package mesh
+
+        def said(name):
+            (line,) = [line for line in log.lines if repr(name) in line]
+            return re.sub(r"'m\d+'", 'LINK', line.replace(repr(name), 'MESH'))
+        for there, absent in pairs:
+            assert said(there) == said(absent)
+            assert 'package:// meshes of installed packages only' in said(there)
+        assert "not a file inside package 'viewer_test_meshes'" in said(names[-1])
+        assert not [line for line in log.lines if str(tmp_path / 'install') in line]
+        # a chain deeper than the importer builds: refused, the robot drawn stays
+        pub.publish(String(data=cases.chain(1200)))
+        wait_until(lambda: any(line.startswith('robot_description refused') for line in
+                               log.lines), what='the deep chain refused')
+        assert viewer.view is view
+        (refused,) = [line for line in log.lines if line.startswith('robot_description')]
+        assert 'MAX_FRAME_DEPTH' in refused and '\n' not in refused
+        # a new robot replaces the drawn one without viser's removal warnings
+        pub.publish(String(data=cases.chain(3)))
+        wait_until(lambda: viewer.view is not view, what='the new robot drawn')
+        assert viewer.view.joint_names == ['j1', 'j2', 'j3']
+    assert not [w for w in caught if 'viser' in w.filename], [str(w.message) for w in caught]
+    probe.node.destroy_publisher(pub)
