@@ -472,3 +472,16 @@ def test_link_transforms_compose_to_world_poses():
             name = parent
         np.testing.assert_allclose(poses[link], poses[robot.root_link] @ g, atol=1e-12)
     assert set(sim.link_names()) == {'r_' + n for n in robot.link_names}
+
+
+def test_an_error_naming_many_unknown_joints_stays_short():
+    """100,000 unknown joint names in one command made a 1.6 MB diagnostics value and log
+    line: the refusal names the first few and counts the rest."""
+    sim = Simulation.from_urdf_file(urdf('arm7'), rate=500.0)
+    names = ['no_such_joint_%d' % i for i in range(100_000)]
+    with pytest.raises(ValueError) as err:
+        sim.set_joint_targets(names, efforts=np.zeros(len(names)))
+    text = str(err.value)
+    assert len(text) < 2000
+    assert "unknown joint names 'no_such_joint_0', 'no_such_joint_1'" in text
+    assert 'and 99,980 more' in text and '(joints: joint_1, joint_2' in text

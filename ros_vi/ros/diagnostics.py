@@ -10,9 +10,17 @@ import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
+from ..errors import shorten
 from . import conversions as conv
 
 __all__ = ['SimulatorDiagnostics']
+
+#: characters of an error or rejection text on diagnostics (the log line has the same cut)
+MAX_TEXT = 2000
+
+
+def _text(message):
+    return shorten(message, limit=MAX_TEXT, quote=False)
 
 class SimulatorDiagnostics:
     """What the simulator reports between two diagnostics messages (step thread only)."""
@@ -62,13 +70,13 @@ class SimulatorDiagnostics:
         rtf = cfg.real_time_factor
         if not sim.last_result.ok:
             status.level, status.message = DiagnosticStatus.ERROR, \
-                'VI step failed, state held: %s' % sim.last_error
+                'VI step failed, state held: %s' % _text(sim.last_error)
         elif new_failures:
             status.level, status.message = DiagnosticStatus.WARN, \
                 '%d ticks failed since the last report (state held)' % new_failures
         elif self.last_rejection:
             status.level, status.message = DiagnosticStatus.WARN, \
-                'rejected command: %s' % self.last_rejection
+                'rejected command: %s' % _text(self.last_rejection)
         elif not sim.paused and not cfg.lockstep and rtf > 0 and \
                 rate < 0.95 * cfg.rate * rtf and self._ticks > 0:
             status.level, status.message = DiagnosticStatus.WARN, \
@@ -90,9 +98,9 @@ class SimulatorDiagnostics:
             'lockstep': str(cfg.lockstep).lower(),
             'failures': str(sim.failures),
             'retries': str(sim.retries),
-            'last_error': sim.last_error or '',
+            'last_error': _text(sim.last_error or ''),
             'rejected_commands': str(self.rejected),
-            'last_rejection': self.last_rejection,
+            'last_rejection': _text(self.last_rejection),
             'command_interfaces': ';'.join('%s:%s' % (j, ','.join(i)) for j, i in
                                            sim.command_interfaces.items() if i),
             'active_interfaces': ','.join('%s:%s' % ji for ji in

@@ -52,7 +52,8 @@ from ..control.joint_trajectory import TrajectoryFollower
 from ..simulation import OptionError, Simulation
 from . import conversions as conv
 from . import parameters, qos
-from .diagnostics import SimulatorDiagnostics
+from ..errors import shorten
+from .diagnostics import MAX_TEXT, SimulatorDiagnostics
 from .node_main import run_node
 from .parameters import ParameterError, SimulatorParameters
 from .recorder import NodeRecorder
@@ -329,6 +330,7 @@ class SimulatorNode(Node):
 
     # ------------------------------------------------------------------ commands
     def _reject(self, problem):
+        problem = shorten(problem, limit=MAX_TEXT, quote=False)
         self.diagnostics.reject(problem)
         self.get_logger().warning('rejected command: %s (previous command kept)' % problem,
                                   throttle_duration_sec=1.0)

@@ -25,7 +25,7 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-from ..errors import MAX_NAMES, name_list, shorten
+from ..errors import name_list, shorten
 from . import qos
 from .node_main import run_node
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..control.base import MAX_COMMAND, actuated_inputs, default_effort_limits
+from ..errors import name_list, shorten
 from ..mechanics.forces import JointDrives
 from ..mechanics.inputs import input_configs
 
@@ -265,9 +266,9 @@ class CommandTable:
         seen = set()
         for name in names:
             if not isinstance(name, str):
-                raise error(what, 'joint names must be strings, got %r' % (name,))
+                raise error(what, 'joint names must be strings, got %s' % shorten(name))
             if name in seen:
-                raise error(what, 'joint %r is named twice' % name)
+                raise error(what, 'joint %s is named twice' % shorten(name))
             seen.add(name)
         mimic = [n for n in names if n in self._mimic_leader]
         if mimic:
@@ -277,9 +278,10 @@ class CommandTable:
                         % (n, self._mimic_leader[n], self._mimic_leader[n]))
         unknown = [n for n in names if n not in self._joint_index]
         if unknown:
+            # a hostile command may name 100,000 joints: the text names a few
             raise error(what, 'unknown joint name%s %s (joints: %s)' % (
-                's' if len(unknown) > 1 else '', ', '.join(repr(u) for u in unknown),
-                ', '.join(self.joint_names)))
+                's' if len(unknown) > 1 else '', name_list(unknown, quote=shorten),
+                name_list(self.joint_names, quote=str)))
         if actuated:
             passive = [n for n in names if n not in self._joint_input]
             if passive:
