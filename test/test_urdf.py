@@ -684,27 +684,25 @@ def test_report_max_errors(capsys):
 
 
 # ------------------------------------------------------------------ limits (issue #25)
-def test_a_chain_deeper_than_the_frame_limit_is_one_urdf_error_and_one_at_it_imports(
-        tmp_path, capsys):
+def test_a_chain_deeper_than_the_recursion_limit_imports_and_steps(tmp_path, capsys):
     """A chain deeper than Python's recursion limit (1,200 joints) was a RecursionError in
-    the importer; now it is refused in one line naming the limit, and a chain at the
-    limit imports (built without recursion) with its configs in chain order."""
+    the importer (and in ros-vi info, the simulator and the viewers): the frame tree is
+    built and walked without recursion; the size limits are MAX_LINKS and MAX_CONFIGS."""
+    from ros_vi import MidpointVI
     from ros_vi.cli import main
-    from ros_vi.urdf.build import MAX_FRAME_DEPTH
     deep = cases.chain(1200)
-    with pytest.raises(URDFError, match=r"the chain from link 'l0' to link 'l1200' is 1,200 "
-                                        r"joints long .*MAX_FRAME_DEPTH"):
-        import_urdf(deep)
+    system = import_urdf(deep)
+    assert [c.name for c in system.configs] == ['j%d' % i for i in range(1, 1201)]
+    assert len(system.frames[-1].flatten_tree()) == 1
+    mvi = MidpointVI(system)
+    mvi.initialize_from_state(0.0, np.full(1200, 0.01), np.zeros(1200))
+    mvi.step(1e-4, np.zeros(system.nu))
+    assert np.isfinite(mvi.q2).all()
     path = tmp_path / 'deep.urdf'
     path.write_text(deep)
-    assert main(['info', str(path)]) == 2
-    err = capsys.readouterr().err
-    assert err.count('\n') == 1 and 'MAX_FRAME_DEPTH' in err
-    deepest = (MAX_FRAME_DEPTH - 3) // 2         # joints with origins: 2 frames each
-    system = import_urdf(cases.chain(deepest))
-    assert [c.name for c in system.configs] == ['j%d' % i for i in range(1, deepest + 1)]
-    with pytest.raises(URDFError, match='MAX_FRAME_DEPTH'):
-        import_urdf(cases.chain(deepest + 1))
+    assert main(['info', str(path)]) == 0
+    out = capsys.readouterr().out
+    assert '1200 DOF' in out and 'j1200 [continuous] -> l1200' in out
 
 
 def test_descriptions_beyond_the_size_limits_are_refused_naming_the_limit():

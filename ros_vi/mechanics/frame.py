@@ -196,6 +196,9 @@ def _check_se3(value, where):
     return g
 
 
+_END = object()          # import_frames: no definitions left at this level
+
+
 class Frame:
     """A coordinate frame in a :class:`System`'s tree.
 
@@ -410,14 +413,17 @@ class Frame:
         return False
 
     def flatten_tree(self):
-        """This frame and all its descendants (depth first, creation order)."""
-        out = [self]
-        for child in self._children:
-            out.extend(child.flatten_tree())
+        """This frame and all its descendants (depth first, creation order).  Iterative: a
+        chain of any depth (a URDF of thousands of links) needs no recursion."""
+        out = []
+        stack = [self]
+        while stack:
+            frame = stack.pop()
+            out.append(frame)
+            stack.extend(reversed(frame._children))
         return out
 
-    def tree_view(self, indent=0):
-        """A text drawing of this frame and its descendants."""
+    def _tree_line(self):
         if self._transform == CONST_SE3:
             param = 'const_se3'
         elif self._config is not None:
@@ -431,9 +437,16 @@ class Frame:
         extra = ''
         if self._has_mass():
             extra = ' mass=%g I=(%g, %g, %g)' % (self._mass, self.Ixx, self.Iyy, self.Izz)
-        lines = ['%s<%s> %s%s' % (' ' * indent, self.name, param, extra)]
-        for child in self._children:
-            lines.append(child.tree_view(indent + 4))
+        return '<%s> %s%s' % (self.name, param, extra)
+
+    def tree_view(self, indent=0):
+        """A text drawing of this frame and its descendants."""
+        lines = []
+        stack = [(self, indent)]
+        while stack:
+            frame, depth = stack.pop()
+            lines.append(' ' * depth + frame._tree_line())
+            stack.extend((child, depth + 4) for child in reversed(frame._children))
         return '\n'.join(lines)
 
     def import_frames(self, children):
@@ -441,16 +454,21 @@ class Frame:
         system = self._system
         system.hold_structure_changes()
         try:
-            last = None
-            for item in children:
-                if isinstance(item, _FrameDef):
-                    last = Frame(self, item.transform, item.param, name=item.name,
-                                 kinematic=item.kinematic, mass=item.mass)
+            # (parent, its definitions still to add, the last frame added under it)
+            stack = [[self, iter(children), None]]
+            while stack:
+                entry = stack[-1]
+                item = next(entry[1], _END)
+                if item is _END:
+                    stack.pop()
+                elif isinstance(item, _FrameDef):
+                    entry[2] = Frame(entry[0], item.transform, item.param, name=item.name,
+                                     kinematic=item.kinematic, mass=item.mass)
                 elif isinstance(item, (list, tuple)):
-                    if last is None:
+                    if entry[2] is None:
                         raise ValueError('import_frames: a list of children must follow a '
                                          'frame definition')
-                    last.import_frames(item)
+                    stack.append([entry[2], iter(item), None])
                 else:
                     raise TypeError('import_frames: expected frame definitions (tx, rx, '
                                     'const_se3, ...) or lists, got %r' % (item,))
@@ -477,13 +495,18 @@ class Frame:
 
     def export_frames(self, tabs=0, tab_size=4):
         """Python source (a frame definition list) that recreates this frame's children."""
-        pad = ' ' * (tabs * tab_size)
         lines = []
-        for child in self._children:
-            if child._children:
-                lines.append('%s%s, [' % (pad, child._export_def()))
-                lines.append(child.export_frames(tabs + 1, tab_size))
+        # a frame to write at a depth, or a closing bracket (None) at a depth
+        stack = [(child, tabs) for child in reversed(self._children)]
+        while stack:
+            child, depth = stack.pop()
+            pad = ' ' * (depth * tab_size)
+            if child is None:
                 lines.append('%s],' % pad)
+            elif child._children:
+                lines.append('%s%s, [' % (pad, child._export_def()))
+                stack.append((None, depth))
+                stack.extend((c, depth + 1) for c in reversed(child._children))
             else:
                 lines.append('%s%s,' % (pad, child._export_def()))
         return '\n'.join(lines)

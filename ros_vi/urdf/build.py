@@ -88,51 +88,9 @@ from .parse import FLOATING_PARTS, PLANAR_PARTS, JointInfo, finite
 from .robot import URDFRobot
 from .tolerance import Tolerance
 
-__all__ = ['build_system', 'HELPER_SEP', 'MAX_FRAME_DEPTH']
+__all__ = ['build_system', 'HELPER_SEP']
 
 HELPER_SEP = '::'
-
-#: frames on the longest chain the import builds, from the world to the last link's inertia
-#: (a joint counts 1 frame when fixed, 2 on an axis along +x, +y or +z, 3 on another axis, 5
-#: planar, 8 floating; + 3 for the world, the root link and an inertia): 800 is a chain of
-#: 398 joints with origins.  The frame tree is walked recursively where it is compiled
-#: (``Frame.flatten_tree``), so a much deeper one would exceed Python's recursion limit
-#: (1000 calls); the importer itself builds it without recursion.
-MAX_FRAME_DEPTH = 800
-
-
-def _joint_frames(j):
-    """Frames a joint adds to the chain (at most; see :data:`MAX_FRAME_DEPTH`)."""
-    if not j.moving:
-        return 1
-    if j.type in _PART_KINDS:
-        return 2 + len(_PART_KINDS[j.type])        # origin, parts, axis alignment
-    return 2 if any(j.axis[i] == 1.0 for i in range(3)) else 3
-
-
-def _check_depth(plan, where):
-    """URDFError when the frame tree of ``plan`` would be deeper than
-    :data:`MAX_FRAME_DEPTH`, naming the deepest chain."""
-    depth = {plan.root: (2, 0)}            # link -> (frames from the world, joints)
-    deepest = plan.root
-    todo = [plan.root]
-    while todo:
-        link = todo.pop()
-        frames, count = depth[link]
-        for j in plan.children[link]:
-            depth[j.child] = (frames + _joint_frames(j), count + 1)
-            if depth[j.child][0] > depth[deepest][0]:
-                deepest = j.child
-            todo.append(j.child)
-    frames, count = depth[deepest]
-    if frames + 1 > MAX_FRAME_DEPTH:        # + the inertial frame of the last link
-        raise URDFError('%s: the chain from link %r to link %r is %s joints long (%s frames '
-                        'deep); the importer builds chains of at most %d frames '
-                        '(MAX_FRAME_DEPTH: %d joints with origins)'
-                        % (where, plan.root, deepest, format(count, ','),
-                           format(frames + 1, ','), MAX_FRAME_DEPTH,
-                           (MAX_FRAME_DEPTH - 3) // 2))
-
 
 def _helper_names(plan, prefix):
     """Every frame name the import creates -> role, with collisions refused."""
@@ -576,7 +534,6 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
                 tol.tolerate('joint', j.name, 'has <dynamics friction> but is a mimic joint '
                              'reduced onto its leader', "friction not modelled (import with "
                              "mimic='constraint' to keep it)")
-    _check_depth(plan, where)
     try:
         frame_names = _helper_names(plan, prefix)
     except URDFError as err:

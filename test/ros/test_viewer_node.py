@@ -168,13 +168,18 @@ def test_viewer_node_reads_only_package_meshes_and_survives_hostile_descriptions
             assert 'package:// meshes of installed packages only' in said(there)
         assert "not a file inside package 'viewer_test_meshes'" in said(names[-1])
         assert not [line for line in log.lines if str(tmp_path / 'install') in line]
-        # a chain deeper than the importer builds: refused, the robot drawn stays
-        pub.publish(String(data=cases.chain(1200)))
+        # a description larger than the importer takes: refused, the robot drawn stays
+        from ros_vi.urdf.parse import MAX_CONFIGS
+        wide = cases.robot('wide', [cases.link('base')] + [
+            item for i in range(MAX_CONFIGS + 1) for item in (
+                cases.link('l%d' % i, cases.inertial(1.0)),
+                cases.joint('j%d' % i, 'continuous', 'base', 'l%d' % i, axis=(0, 0, 1)))])
+        pub.publish(String(data=wide))
         wait_until(lambda: any(line.startswith('robot_description refused') for line in
-                               log.lines), what='the deep chain refused')
+                               log.lines), what='the huge description refused')
         assert viewer.view is view
         (refused,) = [line for line in log.lines if line.startswith('robot_description')]
-        assert 'MAX_FRAME_DEPTH' in refused and '\n' not in refused
+        assert 'MAX_CONFIGS' in refused and '\n' not in refused
         # a new robot replaces the drawn one without viser's removal warnings
         pub.publish(String(data=cases.chain(3)))
         wait_until(lambda: viewer.view is not view, what='the new robot drawn')
