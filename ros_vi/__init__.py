@@ -3,6 +3,11 @@ integrator, for Python 3 and ROS 2.
 
 The physics core is import-compatible with trep: ``import ros_vi as trep``.
 """
+# first: the compiled kernels' cache is found in the user's cache folder (ros_vi's own
+# kernels only; see kernel_cache)
+from . import kernel_cache as _kernel_cache
+_kernel_cache.register()
+del _kernel_cache
 from .mechanics import (CONST_SE3, RX, RY, RZ, TX, TY, TZ, WORLD, Config, Constraint, Force,
                         Frame, Input, MimicMotion, Potential, Spline, System, TapeMeasure,
                         const_se3, const_txyz, constraints, forces, mimic, potentials, rx, ry,

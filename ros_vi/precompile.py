@@ -1,9 +1,11 @@
 """Compile (and cache on disk) every numba kernel ros_vi uses, so no later process pays it.
 
-numba compiles a kernel on its first call (about 2 minutes for all of ros_vi's on a 2-core
-machine, most of it the batched rollout loop) and caches the machine code next to the module (``__pycache__``); later processes
-load it in well under a second.  ``scripts/setup_env.sh`` runs this once after installing,
-so tests, the demo and ROS nodes start warm.
+numba compiles a kernel on its first call (about 2.5 minutes for all of ros_vi's on a 2-core
+machine, 1.5 of them the batched rollout loop) and caches the machine code in the user's
+cache folder (:mod:`ros_vi.kernel_cache`); later processes load it in well under a second.
+``scripts/setup_env.sh`` runs this once after installing, so tests, the demo and ROS nodes
+start warm; a ROS install runs it once after ``colcon build`` (a node started with a cold
+cache compiles what it needs before it joins the graph, and says so).
 
     python -m ros_vi.precompile
 """
@@ -11,9 +13,21 @@ import time
 
 import numpy as np
 
+#: the modules whose cached kernels mean a warm start (ros_vi.kernel_cache.is_cached)
+STEP_MODULES = ('ros_vi.mechanics.kernel', 'ros_vi.integrators.fast_step')
 
-def precompile():
-    """Run each kernel once, for float and complex inputs; returns the seconds it took."""
+
+def is_warm():
+    """True when the kernels a simulator or controller needs are in the cache."""
+    import importlib
+    from .kernel_cache import is_cached
+    return all(is_cached(importlib.import_module(m)) for m in STEP_MODULES)
+
+
+def precompile(batch=True):
+    """Run each kernel once, for float and complex inputs; returns the seconds it took.
+    ``batch=False`` leaves out the batched rollouts' parallel loop (most of the time: a
+    node does not need it)."""
     start = time.perf_counter()
     import ros_vi as trep
     from ros_vi import rx, ry, tz
@@ -72,6 +86,8 @@ def precompile():
     one = np.zeros(1, dtype=np.int64)
     kernel.separation_rates_into(S, model.frame_anc, one, one + model.nf - 1, np.zeros((1, 3)),
                                  np.ones((1, 3)), np.ones((1, 3)), np.zeros((1, model.nt)))
+    if not batch:
+        return time.perf_counter() - start
     # batched rollouts (ros_vi.rollout): the parallel loop with a compiled law, and the
     # reductions the general path calls from Python
     from ros_vi.control.presets import DEMOS

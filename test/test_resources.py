@@ -219,3 +219,26 @@ def test_package_installed_reads_the_ament_index(tmp_path, monkeypatch):
     (index / 'rviz2').write_text('')
     assert resources.package_installed('rviz2')
     assert not resources.package_installed('no_such_package_xyz')
+
+
+def test_kernels_are_cached_in_the_users_cache_folder_not_beside_the_source(tmp_path):
+    """The compiled kernels were cached beside the installed source (an install folder may
+    be read-only, shared, or rebuilt): they go to $XDG_CACHE_HOME/ros_vi/numba, one folder
+    per source folder, and nothing is written beside the source."""
+    import glob
+    import subprocess
+    from ros_vi.mechanics import kernel
+    here = os.path.join(os.path.dirname(kernel.__file__), '__pycache__')
+    before = set(glob.glob(os.path.join(here, 'kernel.cross-*.nbi')))
+    env = {k: v for k, v in os.environ.items() if k not in ('NUMBA_CACHE_DIR',
+                                                              'ROS_VI_CACHE_DIR')}
+    env['XDG_CACHE_HOME'] = str(tmp_path)
+    env['PYTHONPATH'] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ('import ros_vi; from ros_vi.mechanics import kernel; kernel.cross(1., 0., 0., 0., '
+            '1., 0.); from ros_vi.kernel_cache import cache_root, is_cached; '
+            'print(cache_root()); print(is_cached(kernel))')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         env=env, check=True, cwd=str(tmp_path)).stdout.split()
+    assert out == [str(tmp_path / 'ros_vi' / 'numba'), 'True']
+    assert glob.glob(str(tmp_path / 'ros_vi' / 'numba' / 'mechanics_*' / 'kernel.cross-*.nbi'))
+    assert set(glob.glob(os.path.join(here, 'kernel.cross-*.nbi'))) == before

@@ -1,11 +1,29 @@
 """The console scripts' body, shared by every node (ros2/examples style): init, build the
 node, spin, shut down."""
 import signal
+import time
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
-__all__ = ['run_node']
+__all__ = ['run_node', 'warm_kernels']
+
+
+def warm_kernels(logger):
+    """Before a node joins the graph: compile the numba kernels it needs if the cache is
+    cold (the first start after an install), saying so, so that its peers never wait on a
+    node that is compiling (a lockstep simulator would stall for the tens of seconds it
+    takes)."""
+    from .. import precompile
+    if precompile.is_warm():
+        return
+    from ..kernel_cache import cache_root
+    logger.info('compiling ros_vi\'s numba kernels into %s: the first start after an '
+                'install takes about a minute (python -m ros_vi.precompile does it ahead); '
+                'later starts load them in under a second' % cache_root())
+    start = time.monotonic()
+    precompile.precompile(batch=False)
+    logger.info('kernels compiled in %.0f s' % (time.monotonic() - start))
 
 
 def run_node(factory, name, args=None):
@@ -21,6 +39,7 @@ def run_node(factory, name, args=None):
     node = None
     executor = SingleThreadedExecutor()
     try:
+        warm_kernels(rclpy.logging.get_logger(name))
         node = factory()
         executor.add_node(node)
         executor.spin()

@@ -175,3 +175,32 @@ def test_console_script_registered():
     eps = importlib.metadata.entry_points(group='console_scripts')
     (ep,) = [e for e in eps if e.name == 'simulator']
     assert ep.value == 'ros_vi.ros.simulator_node:main'
+
+
+def test_a_cold_cache_is_compiled_before_the_node_joins_and_said(monkeypatch):
+    """A node started before the kernels were compiled took ~40 s to start while already on
+    the graph (a lockstep peer stalled): run_node compiles first, saying so, and only then
+    builds the node; with a warm cache it says and does nothing."""
+    from ros_vi import precompile
+    from ros_vi.ros import node_main
+    lines, calls = [], []
+
+    class Log:
+        def info(self, message):
+            lines.append(message)
+    monkeypatch.setattr(precompile, 'precompile', lambda batch=True: calls.append(batch))
+    monkeypatch.setattr(precompile, 'is_warm', lambda: True)
+    node_main.warm_kernels(Log())
+    assert (lines, calls) == ([], [])
+    monkeypatch.setattr(precompile, 'is_warm', lambda: False)
+    node_main.warm_kernels(Log())
+    assert calls == [False]                          # the node's kernels, not the batch loop
+    assert "compiling ros_vi's numba kernels into" in lines[0]
+    assert 'the first start after an install' in lines[0] and 'compiled in' in lines[1]
+
+
+def test_the_step_kernels_are_warm_after_set_up():
+    """What a node checks: after precompile (set-up, or the session fixture) the cache holds
+    the step's kernels."""
+    from ros_vi import precompile
+    assert precompile.is_warm()
