@@ -372,9 +372,9 @@ def _run_compiled(stepper, Ftab, plant_row, ctrl_row, q0, dq0, t0, dt, nsteps, t
     # single copy on two threads 10x slower
     numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS, q0.shape[0])))
     try:
-        loop.run_batch(stepper.packed_structure(), stepper.new_work(), Ftab, plant_row, ctrl_row, q0,
-                       np.ascontiguousarray(dq0[:, :stepper.nd]), t0, dt, nsteps, tol,
-                       max_iter, law_ints, law_table, law_row, in_idx,
+        loop.run_batch(stepper.packed_structure(), stepper.new_work(), Ftab, plant_row,
+                       ctrl_row, q0, np.ascontiguousarray(dq0[:, :stepper.nd]), t0, dt,
+                       nsteps, tol, max_iter, law_ints, law_table, law_row, in_idx,
                        np.ascontiguousarray(limits), delay, out.acc, out.max_u, out.status,
                        out.q, out.p, out.v, out.fail_tick, goal_q, goal_tol, goal_vtol,
                        angles, has_target, record_every, out.rec_q, out.rec_v, out.rec_u,

@@ -31,7 +31,7 @@ _FIRST = ('_dq1', '_dp1', '_du1', '_dk2')      # the blocks of x, in order
 def _split(name, Z, nq, nd, nu):
     """``{name + '_dq1': ..., name + '_dk2': ...}``: the columns of Z (rows, nX) by block
     of x."""
-    blocks = np.split(Z, np.cumsum([nq, nd, nu]), axis=1)
+    blocks = np.split(Z, (nq, nq + nd, nq + nd + nu), axis=1)
     return {name + suffix: block for suffix, block in zip(_FIRST, blocks)}
 
 
