@@ -577,25 +577,20 @@ def call_floor(robot, calls, block=100):
     constraints), Newton iterations per call of each) on two identical compiled integrators,
     medians over interleaved blocks; None if the robot does not run compiled, a sentence if
     another compiled stepper than ``fast_step.FastStepper`` runs it."""
-    from ros_vi.integrators import constrained_step, fast_step
+    from ros_vi.integrators import packed
+    from ros_vi.integrators.fast_step import FastStepper
     a, b = RosVI(robot), RosVI(robot)
     if not a.mvi.compiled:
         return None
     a.reset(robot.q0)
     b.reset(robot.q0)
-    # the benchmark looks inside: the packed arrays are internal to the compiled stepper
-    fast = b.mvi._fast
-    if type(fast) is not fast_step.FastStepper:
+    fast = b.mvi.stepper
+    if type(fast) is not FastStepper:
         return 'compiled by another stepper (%s)' % type(fast).__name__
-    I, F, W = fast._I, fast._F, fast._W
     fast.step(0.0, DT, TOLERANCE, 200)          # fills F and the step constants in W, I
-    T2, ITERS, STATUS = fast_step._T2, fast_step._ITERS, fast_step._STATUS
-    if fast.constrained:
-        kernel = constrained_step.step_constrained_packed
-        args = (I, F, W, fast._CI, fast._CF, fast._CW)
-    else:
-        kernel = fast_step.step_packed
-        args = (I, F, W)
+    kernel, args = fast.packed_call()           # the kernel on the stepper's own arrays
+    I, W = args[0], args[2]
+    T2, ITERS, STATUS = packed.T2, packed.ITERS, packed.STATUS
     a.run_block(block)                          # warm-up: the first calls are slower
     a.iterations = 0
     t_b = DT
@@ -618,7 +613,7 @@ def call_floor(robot, calls, block=100):
             kernel(*args)
             it += I[ITERS]
         kernel_times.append(clock() - t0)
-        if I[STATUS] != fast_step.OK:
+        if I[STATUS] != packed.OK:
             raise RuntimeError('direct kernel call failed (status %d)' % I[STATUS])
         kernel_iters += it
     calls = nblocks * block

@@ -2,6 +2,7 @@
 
 * No package reaches into another package's private members: every ``obj._name`` (``obj``
   not ``self``/``cls``) must name something defined in the same package.
+* The benchmarks and examples use ros_vi through its public names only.
 * Only ``ros_vi/ros/`` imports rclpy.
 * Nothing in the product points at files outside the repository.
 """
@@ -11,10 +12,11 @@ import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(ROOT, 'ros_vi')
+SCRIPTS = [os.path.join(ROOT, 'benchmarks'), os.path.join(ROOT, 'examples')]
 
 
-def _modules():
-    for folder, _, files in os.walk(SOURCE):
+def _modules(top=SOURCE):
+    for folder, _, files in os.walk(top):
         for name in sorted(files):
             if name.endswith('.py'):
                 path = os.path.join(folder, name)
@@ -94,6 +96,64 @@ def test_the_scan_finds_a_reach_across_packages():
     across, within = private_reaches([owner, user, same])
     assert [(p, n) for p, _, n, _ in across] == [('ros_vi/control/y.py', '_hidden')]
     assert [(p, n) for p, _, n, _ in within] == [('ros_vi/mechanics/z.py', '_hidden')]
+
+
+def script_reaches(modules, scripts):
+    """``[(file, line, what)]`` for every place a script (benchmark, example) reaches a
+    private name of ros_vi: ``obj._name`` (obj not self/cls) naming something defined in
+    ros_vi's ``modules`` and in none of the ``scripts``, ``from ros_vi... import _name``,
+    and an import of a private ros_vi module (``ros_vi.x._y``)."""
+    ours = private_definitions(modules)
+    theirs = private_definitions(scripts)
+    reaches = []
+    for path, tree in scripts:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                if isinstance(node.value, ast.Name) and node.value.id in ('self', 'cls'):
+                    continue
+                if node.attr in ours and node.attr not in theirs:
+                    reaches.append((path, node.lineno, '.' + node.attr))
+                continue
+            if isinstance(node, ast.ImportFrom):
+                module, names = node.module or '', [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                module, names = '', [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                full = (module + '.' + name).strip('.')
+                if full.split('.')[0] != 'ros_vi':
+                    continue
+                if any(_private(part) for part in full.split('.')):
+                    reaches.append((path, node.lineno, full))
+    return reaches
+
+
+def test_benchmarks_and_examples_use_only_public_names():
+    scripts = [m for top in SCRIPTS for m in _modules(top)]
+    assert scripts, 'no benchmarks or examples found'
+    reaches = script_reaches(list(_modules()), scripts)
+    assert reaches == [], '\n'.join('%s:%d %s' % r for r in reaches)
+
+
+def test_the_scan_finds_a_script_reaching_a_private_name():
+    """The checker itself: each kind of reach into ros_vi is reported, a script's own
+    private names and self/cls are not."""
+    owner = ('ros_vi/integrators/x.py',
+             ast.parse('_H = 16\ndef _own(): pass\n'
+                       'class A:\n    def __init__(self):\n        self._I = 1\n'))
+    script = ('benchmarks/b.py', ast.parse(
+        'from ros_vi.integrators.x import _H\n'
+        'from ros_vi.mechanics import _derivcheck\n'
+        'import ros_vi.mechanics._derivcheck\n'
+        'from numpy import _globals\n'
+        'def _own(): pass\n'
+        'class B:\n'
+        '    def f(self, a):\n'
+        '        return a._I, self._I, a._own\n'))
+    found = [(line, what) for _, line, what in script_reaches([owner], [script])]
+    assert found == [(1, 'ros_vi.integrators.x._H'), (2, 'ros_vi.mechanics._derivcheck'),
+                     (3, 'ros_vi.mechanics._derivcheck'), (8, '._I')]
 
 
 def test_only_the_ros_package_imports_rclpy():

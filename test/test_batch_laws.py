@@ -1,7 +1,7 @@
 """The compiled control laws of ros_vi.control.compiled against the controller objects.
 
 Each compiled law is called through a small compiled wrapper that builds, as a rollout copy
-does (ros_vi.integrators.batch_loop.run_copy), the controller model's views, its momentum
+does (ros_vi.batch.loop.run_copy), the controller model's views, its momentum
 and energy at the state, and the kernel scratch the cart-pole and acrobot laws evaluate;
 its efforts must equal ``controller.compute(q, v).u`` to 1e-10 relative, mode switching of
 the hand-over included.  Closed-loop rollouts of the cart-pole and acrobot demos on the
@@ -17,7 +17,8 @@ import ros_vi
 from ros_vi.control import CartPoleSwingUp, SwingUpAndBalance
 from ros_vi.control import compiled as laws
 from ros_vi.control.presets import DEMOS, urdf_path
-from ros_vi.integrators import fast_step as fs
+from ros_vi.integrators import packed
+from ros_vi.integrators.fast_step import FastStepper
 from ros_vi.integrators.node_state import momentum_energy
 from ros_vi.urdf import import_urdf_file
 
@@ -28,10 +29,10 @@ RTOL = 1e-10
 def _law_at(I, F, W, law_ints, row, balancing, q, v, u):
     """control_law at (q (n,), v (n,)) with the packed model (I, F) as its model: u (m,)
     written, returns the LQR cost-to-go (nan without an LQR)."""
-    o = fs._layout(I)
-    model = fs._model_views(I, F, o)
-    ks = fs.kernel_scratch(I, W, o)
-    nt, nd = I[fs._NT], I[fs._ND]
+    o = packed.layout(I)
+    model = packed.model_views(I, F, o)
+    ks = packed.kernel_scratch(I, W, o)
+    nt, nd = I[packed.NT], I[packed.ND]
     qm, vm, zero = np.empty(nt), np.empty(nt), np.empty(nt)
     Md, Mc = np.empty((nd, nd)), np.empty((nd, nd))
     pc, scratch = np.empty(nd), np.empty(nd)
@@ -44,10 +45,10 @@ def _law_at(I, F, W, law_ints, row, balancing, q, v, u):
 @njit(cache=True)
 def _collocated_at(I, F, W, q, v, c):
     """collocated_terms at (q, v) for config c: (f0_c, (M^-1)_cc)."""
-    o = fs._layout(I)
-    model = fs._model_views(I, F, o)
-    ks = fs.kernel_scratch(I, W, o)
-    nt, nd = I[fs._NT], I[fs._ND]
+    o = packed.layout(I)
+    model = packed.model_views(I, F, o)
+    ks = packed.kernel_scratch(I, W, o)
+    nt, nd = I[packed.NT], I[packed.ND]
     dyn = (model, ks, np.empty(nt), np.empty(nt), np.empty(nt), np.empty((nd, nd)),
            np.empty((nd, nd)), np.empty((nd, 2)), np.empty((3, nd)))
     return laws.collocated_terms(dyn, q, v, c)
@@ -57,7 +58,7 @@ class Compiled:
     """One controller packed as a rollout packs it, callable like ``compute``."""
 
     def __init__(self, controller):
-        st = fs.FastStepper.for_system(controller.system)
+        st = FastStepper.for_system(controller.system)
         self.I, self.F, self.W = st.packed_structure(), st.packed_constants(), st.new_work()
         packed = laws.pack_controllers([controller], [st.damping()])
         assert packed is not None

@@ -5,7 +5,7 @@ Two paths, one answer:
 * **compiled** (the default whenever possible): the model packs into the compiled step
   (built-in potentials and forces, no constraints, no kinematic configs) and the controller
   is None or a shipped law with a compiled form (:mod:`ros_vi.control.compiled`).  All copies
-  run in one numba call, parallel over the cores (:mod:`ros_vi.integrators.batch_loop`).
+  run in one numba call, parallel over the cores (:mod:`ros_vi.batch.loop`).
 * **general**: anything else -- a Python callable as controller, a controller class
   without a compiled law, a model with constraints or custom forces -- runs copy after
   copy on :class:`~ros_vi.integrators.MidpointVI` with the controller called from
@@ -38,10 +38,9 @@ import numpy as np
 from ..control import compiled as laws
 from ..control.base import Controller, angle_mask, default_effort_limits
 from ..integrators import ConvergenceError, MidpointVI
-from ..integrators import batch_loop as loop
-from ..integrators import fast_step as fs
+from ..integrators.fast_step import FastStepper
 from ..mechanics import dynamics
-from . import parameters
+from . import loop, parameters
 
 __all__ = ['Target', 'RolloutResult', 'rollout']
 
@@ -162,7 +161,7 @@ def _packed(system):
     """The FastStepper of ``system`` when the compiled loop can run it, else None."""
     if system.nQk or system.nc:
         return None
-    return fs.FastStepper.for_system(system)
+    return FastStepper.for_system(system)
 
 
 def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=None, *,
@@ -373,9 +372,9 @@ def _run_compiled(stepper, Ftab, plant_row, ctrl_row, q0, dq0, t0, dt, nsteps, t
     # single copy on two threads 10x slower
     numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS, q0.shape[0])))
     try:
-        loop.run_batch(stepper.packed_structure(), stepper.new_work(), Ftab, plant_row, ctrl_row, q0,
-                       np.ascontiguousarray(dq0[:, :stepper.nd]), t0, dt, nsteps, tol,
-                       max_iter, law_ints, law_table, law_row, in_idx,
+        loop.run_batch(stepper.packed_structure(), stepper.new_work(), Ftab, plant_row,
+                       ctrl_row, q0, np.ascontiguousarray(dq0[:, :stepper.nd]), t0, dt,
+                       nsteps, tol, max_iter, law_ints, law_table, law_row, in_idx,
                        np.ascontiguousarray(limits), delay, out.acc, out.max_u, out.status,
                        out.q, out.p, out.v, out.fail_tick, goal_q, goal_tol, goal_vtol,
                        angles, has_target, record_every, out.rec_q, out.rec_v, out.rec_u,
@@ -403,7 +402,7 @@ def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, d
                  tol, max_iter, goal_q, goal_tol, goal_vtol, angles, has_target,
                  record_every, out, controller):
     """Copy b on MidpointVI with the controller called from Python (the module docstring);
-    the reductions are the compiled loop's own (:func:`batch_loop.observe`)."""
+    the reductions are the compiled loop's own (:func:`loop.observe`)."""
     nd, nu = plant.nQd, plant.nu
     model = plant.model
     data = model.create_data()

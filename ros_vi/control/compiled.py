@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..integrators import fast_step
+from ..integrators.fast_step import FastStepper
 from ..integrators.node_state import bias_terms, momentum_energy
 from ..mechanics import kernel
 from ..mechanics.inputs import input_configs
@@ -74,8 +74,8 @@ def _same_model(a, b):
     """True when Systems ``a`` and ``b`` pack to the same compiled model."""
     if a is b:
         return True
-    sa = fast_step.FastStepper.for_system(a)
-    sb = fast_step.FastStepper.for_system(b)
+    sa = FastStepper.for_system(a)
+    sb = FastStepper.for_system(b)
     if sa is None or sb is None:
         return False
     return bool(np.array_equal(sa.packed_structure(), sb.packed_structure())
@@ -324,8 +324,8 @@ def control_law(law_ints, row, balancing, q, v, p, energy, u, x, dyn):
 
     ``dyn = (model_c, ks, qm, vm, zero, Md, Mw, rhs, wk)``: what the cart-pole and acrobot
     laws need to evaluate the controller's model at the state -- its packed views
-    (the fast step's model views of the controller's constants), the kernel scratch
-    (``fast_step.kernel_scratch``), scratch ``qm, vm, zero (nt,)``, ``Md, Mw (n, n)``,
+    (``ros_vi.integrators.packed.model_views`` of the controller's constants), the kernel
+    scratch (``packed.kernel_scratch``), scratch ``qm, vm, zero (nt,)``, ``Md, Mw (n, n)``,
     ``rhs (n, 2)``, ``wk (3, n)``; all overwritten.  The other laws do not touch it."""
     n, m = law_ints[L_N], law_ints[L_M]
     cost = math.nan

@@ -35,7 +35,7 @@ docs/integrator.md):
   iterate from the predictor; or of that Newton correction where the step is ~0) of that
   step's increment, and (b) the midpoint energy T + V changes by the
   discrete work of the applied and constraint forces to within ``ENERGY_SLACK`` of the
-  energy that moved (:func:`fast_step.deviation_bound`, :func:`fast_step.energy_bound`;
+  energy that moved (:func:`acceptance.deviation_bound`, :func:`acceptance.energy_bound`;
   test (b) needs the previous step's or the start node's energy and is skipped while a
   kinematic config moves).  Other roots of the DEL (the discrete equations have many at
   large steps) are rejected;
@@ -54,88 +54,19 @@ docs/integrator.md):
 ``ConvergenceError`` is raised only when no accepted root is found after all of that (or
 the DEL Jacobian is singular); its message gives the residual, and the integrator stays at
 its last good state.
+
+:class:`MidpointVI` is trep's face of the integrator: the state, its initialisation, the
+step with its retries and subdivision, and the derivative accessors.  The work is done
+below it: the compiled step (:class:`~ros_vi.integrators.fast_step.FastStepper`), the
+general path's root solve (:class:`~ros_vi.integrators.general_step.GeneralStep`) and the
+derivatives (:mod:`ros_vi.integrators.derivatives`).
 """
 import numpy as np
-import scipy.linalg
-from numba import njit
 
 from ..mechanics import dynamics
-from . import fast_step
+from . import derivatives, general_step, packed
+from .acceptance import NCHECK, check_summary, rejection_reason
 from .fast_step import FastStepper
-
-
-_DGESV = scipy.linalg.get_lapack_funcs('gesv', (np.zeros((1, 1)),))
-
-
-def _solve_newton(A, r):
-    """x with A x = r for the square Newton matrix A (LAPACK gesv: the LU solve of
-    ``scipy.linalg.solve`` without its condition estimate and checks, ~10x cheaper at
-    these sizes).  Raises ``LinAlgError`` for an exactly singular A."""
-    if A.shape[0] == 0:
-        return r.copy()
-    _, _, x, info = _DGESV(A, r)
-    if info > 0:
-        raise np.linalg.LinAlgError('singular matrix (zero pivot %d)' % info)
-    if info < 0:
-        raise ValueError('gesv: illegal argument %d' % -info)
-    return x
-
-
-@njit(cache=True)
-def _del_residual(p1, Lq, Lv, V_dq, F, dt, nd):
-    """The DEL residual of the dynamic configs before constraint forces, ``p1 + D1 Ld +
-    f-`` (nd,), the step's impulse ``dt (L_q - V_q + F)`` (nd,) and the 2-norm of the
-    size of the residual's terms ``|p1| + |dt/2 (L_q - V_q)| + |L_v| + |dt F|``: the
-    NumPy expressions of the module docstring, element by element in one call."""
-    r = np.empty(nd)
-    impulse = np.empty(nd)
-    size2 = 0.0
-    for i in range(nd):
-        conservative = Lq[i] - V_dq[i]
-        imp = dt * (conservative + F[i])
-        half = 0.5 * dt * conservative
-        r[i] = p1[i] + imp - (half + Lv[i])
-        impulse[i] = imp
-        size = abs(p1[i]) + abs(half) + abs(Lv[i]) + abs(dt * F[i])
-        size2 += size * size
-    return r, impulse, np.sqrt(size2)
-
-
-@njit(cache=True)
-def _del_jacobian(Lqq, V_dqdq, Lvq, M, F_dq, F_ddq, dt, nd):
-    """d(D1 Ld + f-)/dq2 over the dynamic configs (nd, nd) from the Lagrangian's and the
-    applied terms' partials at the midpoint (see ``MidpointVI._midpoint_partials``)."""
-    J = np.empty((nd, nd))
-    for i in range(nd):
-        for j in range(nd):
-            A = 0.25 * dt * (Lqq[i, j] - V_dqdq[i, j])
-            J[i, j] = (A + 0.5 * (Lvq[j, i] - Lvq[i, j]) - M[i, j] / dt
-                       + 0.5 * dt * F_dq[i, j] + F_ddq[i, j])
-    return J
-
-@njit(cache=True)
-def _check_general_root(q1, delta, linearised, correction, impulse, Lq, V_dq, va, anchor,
-                        energy, T_m, V_m, dt, residual, check):
-    """:func:`fast_step.check_root` from the general path's terms: ``delta`` (nQ,) the
-    root's increment, ``impulse`` (nd,) its momentum change dt (L_q - V_q + F) - Dh1^T
-    lambda1, ``Lq``, ``V_dq`` (nQ,) the Lagrangian's and the general potentials' partials
-    at the midpoint, ``va`` the anchor's velocity (None: this step's own).  Returns
-    ``(accepted, v)`` with v (nd,) the midpoint velocity of the dynamic configs."""
-    nd = linearised.shape[0]
-    v = delta[:nd] / dt
-    Lq_d = Lq[:nd] - V_dq[:nd]
-    # the impulse of the applied and constraint forces: the momentum change without the
-    # conservative part dt L_q
-    applied = impulse - dt * Lq_d
-    if va is None:
-        accepted = fast_step.check_root(q1, delta, linearised, correction, v, applied, 1.0,
-                                        Lq_d, v, anchor, energy, T_m, V_m, dt, residual,
-                                        check)
-    else:
-        accepted = fast_step.check_root(q1, delta, linearised, correction, v, applied, 1.0,
-                                        Lq_d, va, anchor, energy, T_m, V_m, dt, residual,
-                                        check)
-    return accepted, v
 
 
 class ConvergenceError(Exception):
@@ -149,20 +80,6 @@ class _StepFailed(Exception):
         super().__init__(message)
         self.singular = singular
         self.iterations = iterations
-
-
-def _rejection(check):
-    """Why a converged root failed the acceptance rule, from a check dict (see
-    ``MidpointVI.last_check``)."""
-    why = []
-    if check['deviation'] > check['deviation_bound']:
-        why.append('it lies %.3g [rad or m] from the linearised step (allowed %.3g): another '
-                   'root of the DEL, not the continuation of the trajectory, or a step too '
-                   'coarse for the motion' % (check['deviation'], check['deviation_bound']))
-    if check['energy_checked'] and abs(check['defect']) > check['defect_bound']:
-        why.append('its energy differs by %.3g J from the work done (allowed %.3g J)'
-                   % (check['defect'], check['defect_bound']))
-    return '; '.join(why) or 'acceptance rule'
 
 
 def _sized(value, n, what):
@@ -271,11 +188,10 @@ class MidpointVI:
             self._p1, self._p2 = np.zeros(s.nQd), np.zeros(s.nQd)
             self._u1 = np.zeros(s.nu)
             self._lambda1 = np.zeros(s.nc)
+        self._general = general_step.GeneralStep(s)
         self._deriv1 = None
         self._composite = None
-        self._no_anchor = fast_step.new_anchor()
-        self._check = (self._fast.check if self._fast is not None
-                       else np.zeros(fast_step._NCHECK))
+        self._check = self._fast.check if self._fast is not None else np.zeros(NCHECK)
         self._reset_history()
 
     def _reset_history(self, pairs=None, keep_anchor=False):
@@ -318,6 +234,13 @@ class MidpointVI:
         ConfigSpring, Damping, ConfigForce, one JointDrives; only built-in constraints);
         False on the general path."""
         return self._fast is not None
+
+    @property
+    def stepper(self):
+        """The compiled stepper the steps run in
+        (:class:`~ros_vi.integrators.fast_step.FastStepper`, which holds the state), or
+        None on the general path."""
+        return self._fast
 
     @property
     def nq(self):
@@ -415,9 +338,8 @@ class MidpointVI:
         """Put the System at the midpoint of the current step (trep's rule for what
         ``system.q`` holds after a step): q = (q1 + q2)/2, dq = (q2 - q1)/(t2 - t1),
         u = u1, t = (t1 + t2)/2."""
-        dt = self._t2 - self._t1
-        self._data.set(0.5 * (self._q1 + self._q2), (self._q2 - self._q1) / dt, self._u1,
-                       0.5 * (self._t1 + self._t2))
+        general_step.set_midpoint(self._data, self._t1, self._t2, self._q1, self._q2,
+                                  self._u1)
 
     def _data_at_midpoint(self):
         """Put the System at the midpoint of the current step (at q2 when none was taken)."""
@@ -460,117 +382,6 @@ class MidpointVI:
         Lq = Lq - dynamics.applied_forces(s).V_dq if s.general_potentials else Lq
         return (0.5 * dt * Lq + Lv)[:nd].copy()
 
-    def _residual(self, delta, lam):
-        """DEL residual (nd + nc,) at q2 = q1 + delta and lambda1 (system left at the
-        midpoint q1 + delta/2, velocity delta/dt).  Working with the increment keeps the
-        velocity free of cancellation error when q is large.
-
-        Also stores the step's momentum change ``dt (L_q + F) - Dh1^T lambda1`` (nd,) for
-        the p2 update.
-        """
-        s = self._system
-        model, data = self._model, self._data
-        nd = model.nd
-        nc = self.nc
-        dt = self._t2 - self._t1
-        if nc:
-            # h(q2) and Dh(q2) at the same state, so the constraints share its kinematics
-            data.set(self._q1 + delta, delta / dt, self._u1, self._t2)
-            h2 = dynamics.constraint_values(s)
-            self._Dh2 = dynamics.constraint_jacobian(s)
-        data.set(self._q1 + 0.5 * delta, delta / dt, self._u1, 0.5 * (self._t1 + self._t2))
-        Lq, Lv, T, Vg = dynamics.first_order_terms(model, data)
-        e = dynamics.applied_forces(s)
-        # the residual's terms' size: the root can only be found to rounding of these
-        r, impulse, self._residual_scale = _del_residual(self._p1, Lq, Lv, e.V_dq, e.F, dt,
-                                                         nd)
-        # the midpoint terms the acceptance test's energy balance reads
-        self._midpoint_terms = T, Vg, Lq, e.V_dq
-        if nc:
-            constraint_impulse = self._Dh1[:, :nd].T @ lam
-            self._impulse = impulse - constraint_impulse
-            return np.concatenate([r - constraint_impulse, h2])
-        self._impulse = impulse
-        return r
-
-    def _midpoint_partials(self):
-        """Second partials of Ld and f- at the current midpoint state, each (nd, nQ)::
-
-            J2 = d(D1 Ld + f-)/dq2,  J1 = d(D1 Ld + f-)/dq1,
-            P2 = d(D2 Ld)/dq2,       P1 = d(D2 Ld)/dq1,   Fu = d f-/du1 (nd, nu)
-        """
-        s = self._system
-        nd = self.nd
-        dt = self._t2 - self._t1
-        Lq, Lv, M, Lvq, Lqq, T, Vg = dynamics.lagrangian_terms(self._model, self._data)
-        e = dynamics.applied_terms(s)
-        Lqq = Lqq - e.V_dqdq
-        Lqv = Lvq.T
-        A = 0.25 * dt * Lqq
-        J2 = A + 0.5 * (Lqv - Lvq) - M / dt + 0.5 * dt * e.F_dq + e.F_ddq
-        J1 = A - 0.5 * (Lqv + Lvq) + M / dt + 0.5 * dt * e.F_dq - e.F_ddq
-        P2 = A + 0.5 * (Lqv + Lvq) + M / dt
-        P1 = A - 0.5 * Lqv + 0.5 * Lvq - M / dt
-        return J2[:nd], J1[:nd], P2[:nd], P1[:nd], dt * e.F_du[:nd]
-
-    def _newton_jacobian(self):
-        """d(D1 Ld + f-)/dq2 over the dynamic configs, (nd, nd), at the current midpoint
-        state: the block of ``_midpoint_partials()[0]`` that Newton's method uses (same
-        operations), without the other partials or the input derivative."""
-        t = dynamics.lagrangian_terms(self._model, self._data)
-        e = dynamics.applied_jacobians(self._system)
-        return _del_jacobian(t.Lqq, e.V_dqdq, t.Lvq, t.M, e.F_dq, e.F_ddq,
-                             self._t2 - self._t1, self._model.nd)
-
-    def _constraint_jacobian_at(self, q):
-        self._data.set(q, np.zeros(self.nq))
-        return dynamics.constraint_jacobian(self._system)
-
-    def _predict(self, t2, momentum=False):
-        """Initial guess for q2: polynomial extrapolation of equally spaced history, or
-        (``momentum``, with less history, and always for a first step) the momentum step
-        q1 + dt M(q1)^-1 p1 (without constraints), which also anchors the energy check at
-        the start node (q1, p1)."""
-        hist = self._history
-        dt = t2 - self._t2
-        n = 0
-        for j in range(len(hist) - 1, 0, -1):
-            step = hist[j][0] - hist[j - 1][0]
-            if abs(step - dt) > 1e-12 * max(1.0, abs(dt)):
-                break
-            n += 1
-            if n == 4:
-                break
-        if momentum:
-            n = 0
-        self._predicted_by_momentum = False
-        coeffs = {0: (1,), 1: (2, -1), 2: (3, -3, 1), 3: (4, -6, 4, -1),
-                  4: (5, -10, 10, -5, 1)}[n]
-        if n < 2 and self.nd and not self.nc:
-            # momentum-based first guess: q2 ~ q1 + dt M^-1 p1
-            s = self._system
-            self._data.set(self._q2, np.zeros(self.nq))
-            guess = self._q2.copy()
-            try:
-                v1 = dynamics.velocity_from_momentum(self._model, self._data, self._p2)
-            except np.linalg.LinAlgError:
-                v1 = None
-            if v1 is not None and np.isfinite(v1).all():
-                guess[:self.nd] += dt * v1
-                T1 = 0.5 * float(self._p2 @ v1)
-                V1 = float(dynamics.first_order_terms(self._model, self._data).Vg
-                           + dynamics.general_potential_energy(s))
-                self._anchor = (fast_step.new_anchor(T1 + V1, T1, V1, 0.0, self._t2, True),
-                                v1)
-                self._predicted_by_momentum = True
-                return guess
-        guess = np.zeros(self.nq)
-        for c, (_, q) in zip(coeffs, reversed(hist[-len(coeffs):])):
-            guess += c * q
-        if not hist:
-            guess = self._q2.copy()
-        return guess
-
     def step(self, t2, u1=(), k2=_NO_KINEMATIC, max_iterations=200, lambda1_hint=None,
              q2_hint=None):
         """Advance to time t2 [s] with input u1 (nu,) and kinematic configs k2 (nQk,).
@@ -609,7 +420,7 @@ class MidpointVI:
                 self._lambda1[:] = hint
             t1 = self._t2
             status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
-            if status != fast_step.OK:
+            if status != packed.OK:
                 try:
                     return self._recover_fast(t1, t2, status, iterations, rnorm,
                                               max_iterations)
@@ -669,7 +480,7 @@ class MidpointVI:
     def _recover_fast(self, t1, t2, status, iterations, rnorm, max_iterations):
         """The compiled step failed: retry from the momentum predictor, then subdivide."""
         fast = self._fast
-        if status in (fast_step.BAD_INPUT, fast_step.SINGULAR):
+        if status in (packed.BAD_INPUT, packed.SINGULAR):
             self._fail(status, iterations, rnorm, t2, fast.u_in, fast.k_in)
         u1, k2 = fast.u_in.copy(), fast.k_in.copy()
         saved = self._save()
@@ -685,14 +496,14 @@ class MidpointVI:
                     fast.reset_history([ta], [self._q2.copy()], keep_anchor=True)
                 status, n, rnorm = fast.step(ta, tb, self.tolerance, max_iterations)
                 its += n
-                if status == fast_step.OK:
+                if status == packed.OK:
                     self._t1, self._t2 = ta, tb
                     self._deriv1 = None
                     return its
-                if status == fast_step.BAD_INPUT:
+                if status == packed.BAD_INPUT:
                     self._fail(status, n, rnorm, tb, fast.u_in, fast.k_in)
             failure = _StepFailed(self._fast_message(status, n, rnorm, tb),
-                                  status == fast_step.SINGULAR)
+                                  status == packed.SINGULAR)
             failure.iterations = its
             raise failure
 
@@ -703,7 +514,7 @@ class MidpointVI:
             fast.u_in[:], fast.k_in[:] = u1, k2
             status2, n, rnorm2 = fast.step(t1, t2, self.tolerance, max_iterations)
             iterations += n
-            if status2 == fast_step.OK:
+            if status2 == packed.OK:
                 self._t1, self._t2 = t1, t2
                 self._deriv1 = self._composite = None
                 # keep the earlier history: those nodes are still the trajectory
@@ -712,7 +523,7 @@ class MidpointVI:
                                    keep_anchor=True)
                 self._data_at_compiled_midpoint()
                 return iterations
-            if status2 == fast_step.SINGULAR:
+            if status2 == packed.SINGULAR:
                 raise _StepFailed(self._fast_message(status2, n, rnorm2, t2), True)
         except _StepFailed as exc:
             self._restore(saved)
@@ -762,7 +573,7 @@ class MidpointVI:
             self._lambda1[:] = (sum((tb - ta) * lam for ta, tb, _, _, _, _, lam in parts)
                                 / (t2 - t1)) if self.nc else 0.0
             pairs = list(zip(times, configs)) + [(t2, self._q2.copy())]
-            pairs = [(t, q) for t, q in pairs if t <= t1 or t == t2][-fast_step.HISTORY:]
+            pairs = [(t, q) for t, q in pairs if t <= t1 or t == t2][-packed.HISTORY:]
             self._reset_history(pairs, keep_anchor=True)
             self._composite = (parts, u1.copy(), k_start, k2.copy())
             self.set_midpoint()
@@ -785,26 +596,26 @@ class MidpointVI:
         ``deviation_bound`` [rad or m] (test (a)), ``defect``, ``defect_bound`` [J] and
         ``energy_checked`` (test (b)), ``linearised`` (max-norm of the linearised step's
         increment); docs/integrator.md defines them."""
-        return fast_step.check_summary(self._check)
+        return check_summary(self._check)
 
     def _fast_message(self, status, iterations, rnorm, t2):
-        if status == fast_step.NOT_FINITE:
+        if status == packed.NOT_FINITE:
             return ('step to t=%g: the DEL residual became non-finite after %d iterations'
                     % (t2, iterations))
-        if status == fast_step.SINGULAR:
+        if status == packed.SINGULAR:
             return ('step to t=%g: singular DEL Jacobian (a dynamic config that moves no '
                     'mass?)' % t2)
-        if status == fast_step.REJECTED:
+        if status == packed.REJECTED:
             c = self.last_check
             return ('step to t=%g: root rejected (|DEL| = %.3g): %s'
-                    % (t2, rnorm, _rejection(c)))
+                    % (t2, rnorm, rejection_reason(c)))
         violation = self._fast.last_violation()
         return ('step to t=%g failed to converge after %d iterations (|DEL| = %.3g%s)'
                 % (t2, iterations, rnorm,
                    '' if violation is None else ', max |h| = %.3g' % violation))
 
     def _fail(self, status, iterations, rnorm, t2, u1, k2):
-        if status == fast_step.BAD_INPUT:
+        if status == packed.BAD_INPUT:
             if not np.isfinite(u1).all():
                 _vector(u1, self.nu, 'u1')
             _vector(k2, self.nk, 'k2')
@@ -815,7 +626,11 @@ class MidpointVI:
         the state advances (returns the iterations), otherwise raises _StepFailed with the
         state partly moved (the caller restores it)."""
         nd = self.nd
-        predicted = self._predict(t2, momentum)
+        g = self._general
+        predicted, anchor, self._predicted_by_momentum = g.predict(
+            self._history, self._t2, self._q2, self._p2, t2, momentum)
+        if anchor is not None:
+            self._anchor = anchor
         predicted[nd:] = k2
         guess = predicted if hint is None else hint.copy()
         guess[nd:] = k2
@@ -827,17 +642,20 @@ class MidpointVI:
         iterations = 0
         lam0 = lam
         try:
-            delta, p2, lam, iterations, linearised = self._solve_general(guess, lam,
-                                                                         max_iterations)
+            g.begin(t1, t2, self._q1, self._p1, self._u1)
+            delta, p2, lam, iterations, linearised = g.solve(guess, lam, max_iterations,
+                                                             self.tolerance)
             if hint is not None:
                 # the acceptance rule refers to the integrator's own prediction
-                linearised = self._linearised_step(predicted - self._q1, lam0)
-                self._residual(delta, lam)
-            self._accept_general(delta, linearised, t1, t2)
+                linearised = g.linearised_step(predicted - self._q1, lam0)
+                g.residual(delta, lam)
+            if not g.accept(delta, linearised, self._anchor, self._check, self.tolerance):
+                raise _StepFailed('step to t=%g: root rejected (|DEL| = %.3g): %s'
+                                  % (t2, g.rnorm, rejection_reason(self.last_check)))
         except _StepFailed as exc:
             exc.iterations = iterations
             raise
-        except ConvergenceError as exc:
+        except (general_step.RootNotFound, ConvergenceError) as exc:
             failure = _StepFailed('step to t=%g %s' % (t2, exc))
             failure.iterations = getattr(exc, 'iterations', max_iterations)
             raise failure from None
@@ -856,294 +674,45 @@ class MidpointVI:
         if self._fast is not None:
             pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]
         self._reset_history(pairs)
-        self._anchor = self._next_anchor
+        self._anchor = g.next_anchor
         return iterations
-
-    def _linearised_step(self, delta, lam):
-        """(increment (dynamic part), max-norm of the update) of the Newton iterate from
-        q2 = q1 + delta."""
-        nd = self.nd
-        step = self._newton_update(self._residual(delta, lam))
-        return delta[:nd] - step[:nd], float(np.abs(step[:nd]).max(initial=0.0))
-
-    def _newton_update(self, r):
-        """The Newton update (nd + nc,) of (q2_d, lambda1) for the residual ``r`` that
-        ``_residual`` just evaluated (its midpoint state, Dh(q1) and Dh(q2)): the DEL Jacobian
-        bordered by -Dh(q1)^T and Dh(q2), solved by :func:`_solve_newton`."""
-        nd, nc = self.nd, self.nc
-        A = np.zeros((nd + nc, nd + nc))
-        A[:nd, :nd] = self._newton_jacobian()
-        if nc:
-            A[:nd, nd:] = -self._Dh1[:, :nd].T
-            A[nd:, :nd] = self._Dh2[:, :nd]
-        return _solve_newton(A, r)
-
-    def _accept_general(self, delta, linearised, t1, t2):
-        """The acceptance rule (:func:`fast_step.check_root`, as in the compiled path) for
-        a converged general-path root at q2 = q1 + ``delta`` (nQ,); raises _StepFailed when
-        it is rejected.  Leaves the energy anchor of the next step in
-        ``self._next_anchor``."""
-        dt = t2 - t1
-        T_m, V_m, Lq, V_dq = self._midpoint_terms
-        if self._system.general_potentials:
-            V_m += dynamics.general_potential_energy(self._system)
-        kin_moving = self.nk > 0 and bool(delta[self.nd:].any())
-        anchor, va = self._anchor if self._anchor is not None else (self._no_anchor, None)
-        energy = (not kin_moving and abs(anchor[fast_step._A_TIME] - t1)
-                  <= 1e-12 * max(1.0, abs(t2)))
-        rnorm = self._rnorm_last
-        accepted, v = _check_general_root(self._q1, delta, linearised[0], linearised[1],
-                                          self._impulse, Lq, V_dq, va, anchor, energy, T_m,
-                                          V_m, dt, max(self.tolerance, rnorm), self._check)
-        if not accepted:
-            raise _StepFailed('step to t=%g: root rejected (|DEL| = %.3g): %s'
-                              % (t2, rnorm, _rejection(self.last_check)))
-        self._next_anchor = None if kin_moving else (
-            np.array((T_m + V_m, T_m, V_m, dt, t2, 1.0)), v)
-
-    def _solve_general(self, q2, lam, max_iterations):
-        """Newton's method with a backtracking line search on the merit 1/2 |r|^2, on
-        (q2_d - q1_d, lambda1) from the guess ``q2``; returns ``(delta, p2, lambda1,
-        iterations, linearised)`` with the root's increment delta = q2 - q1 (nQ,), p2 = p1 +
-        D1Ld + D2Ld + f- - Dh1^T lambda1 (equal to D2Ld at the root, without the solver
-        residual) and ``linearised`` = (the increment q2 - q1 (dynamic part) of the first
-        Newton iterate (the guess if there was none), the max-norm of that first update)."""
-        nd, nc = self.nd, self.nc
-        self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
-        tols = np.array([c.tolerance for c in self._system.constraints])
-        delta = q2 - self._q1
-        iterations = 0
-        stalled = False
-        linearised = None
-        merit_ref = np.inf
-        r = self._residual(delta, lam)
-        while True:
-            if not np.isfinite(r).all():
-                exc = ConvergenceError('the DEL residual became non-finite at iteration %d '
-                                       '(q2 = %s)' % (iterations, self._q1 + delta))
-                exc.iterations = iterations
-                raise exc
-            merit = 0.5 * float(r @ r)
-            floor = fast_step.ROUNDING * self._residual_scale
-            rnorm = np.sqrt(2.0 * merit) if not nc else np.linalg.norm(r[:nd])
-            if ((rnorm <= max(self.tolerance, floor)
-                 or (stalled and rnorm <= fast_step.STALL_ACCEPT * self._residual_scale))
-                    and (np.abs(r[nd:]) <= tols).all()):
-                self._rnorm_last = np.sqrt(2.0 * merit)
-                if linearised is None:
-                    linearised = (delta[:nd].copy(), 0.0)
-                return delta, self._p1 + self._impulse, lam, iterations, linearised
-            if iterations >= max_iterations:
-                exc = ConvergenceError('failed to converge after %d iterations '
-                                       '(|DEL| = %.3g)' % (iterations, np.linalg.norm(r)))
-                exc.iterations = iterations
-                raise exc
-            if iterations % fast_step.STAGNATION == 0:
-                if (iterations and merit > fast_step.STAGNATION_FACTOR * merit_ref
-                        and not rnorm <= fast_step.STALL_ACCEPT * self._residual_scale):
-                    exc = ConvergenceError('failed to converge: stagnated after %d '
-                                           'iterations (|DEL| = %.3g)'
-                                           % (iterations, np.linalg.norm(r)))
-                    exc.iterations = iterations
-                    raise exc
-                merit_ref = merit
-            step = self._newton_update(r)
-            big_step = np.abs(step[:nd]).max(initial=0.0)
-            if iterations == 0:
-                linearised = (delta[:nd] - step[:nd], float(big_step))
-            stalled = big_step <= fast_step.STALLED * np.abs(delta[:nd]).max(initial=0.0)
-            base_r, base_scale = r, self._residual_scale
-            alpha = 1.0
-            for _ in range(fast_step.MAX_BACKTRACKS + 1):
-                trial = delta.copy()
-                trial[:nd] -= alpha * step[:nd]
-                trial_lam = lam - alpha * step[nd:]
-                r = self._residual(trial, trial_lam)
-                merit_t = 0.5 * float(r @ r)
-                if stalled or merit_t <= (1.0 - 2.0 * fast_step.ARMIJO * alpha) * merit:
-                    break
-                shrink = fast_step.BACKTRACK[0]
-                if np.isfinite(merit_t):
-                    shrink = alpha * merit / (merit_t - merit + 2.0 * alpha * merit)
-                    shrink = min(max(shrink, fast_step.BACKTRACK[0]), fast_step.BACKTRACK[1])
-                alpha *= shrink
-            else:
-                if (np.linalg.norm(base_r[:nd]) <= fast_step.STALL_ACCEPT * base_scale
-                        and (np.abs(base_r[nd:]) <= tols).all()):
-                    # the merit cannot decrease below rounding: the last iterate is a root
-                    r = self._residual(delta, lam)
-                    stalled = True
-                    iterations += 1
-                    continue
-                exc = ConvergenceError('line search failed after %d iterations '
-                                       '(|DEL| = %.3g)' % (iterations, np.linalg.norm(base_r)))
-                exc.iterations = iterations
-                raise exc
-            delta, lam = trial, trial_lam
-            iterations += 1
 
     def calc_f(self):
         """The DEL residual (nQd + nc,) at the current states (zero for a solved step)."""
-        nc = self.nc
-        self._Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, self.nq))
-        return self._residual(self._q2 - self._q1, self._lambda1)
+        g = self._general
+        g.begin(self._t1, self._t2, self._q1, self._p1, self._u1)
+        return g.residual(self._q2 - self._q1, self._lambda1)
 
-    # ------------------------------------------------------------------ first derivatives
+    # ------------------------------------------------------------------ derivatives
     def _calc_deriv1(self):
+        """The first derivatives of the current step (:mod:`derivatives`' dict), cached:
+        of the composite map after a subdivided step, from the compiled stepper when it has
+        them, else by NumPy."""
         if self._deriv1 is not None:
             return self._deriv1
         if self._composite is not None:
-            return self._composite_deriv1()
-        s = self._system
-        nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
+            return self._composite_derivatives(second=False)[0]
         if self._fast is not None and self._t2 > self._t1:
-            # compiled first derivatives (same formulas as below)
+            # compiled first derivatives (same formulas as the general path's)
             out = self._fast.derivatives(self._t1, self._t2)
             if out is not None:
-                Zq, Zp = out
-                cuts = np.cumsum([nq, nd, nu])
-                d = {}
-                for name, Z in (('q2', Zq), ('p2', Zp)):
-                    q1, p1, u1, k2 = np.split(Z, cuts, axis=1)
-                    d.update({name + '_dq1': q1, name + '_dp1': p1, name + '_du1': u1,
-                              name + '_dk2': k2})
-                for key, cols in (('l1_dq1', nq), ('l1_dp1', nd), ('l1_du1', nu),
-                                  ('l1_dk2', nk)):
-                    d[key] = np.zeros((0, cols))
-                self._deriv1 = d
-                return d
+                self._deriv1 = derivatives.packed_first(out[0], out[1], self._system)
+                return self._deriv1
         return self._calc_deriv1_general()
 
-    def _composite_deriv1(self):
-        """First derivatives of a subdivided step's composite map (see
-        :meth:`_composite_derivatives`)."""
-        return self._composite_derivatives(second=False)[0]
-
-    def _composite_derivatives(self, second):
-        """Derivatives of a subdivided step's composite map (t1, q1, p1) -> (t2, q2, p2)
-        w.r.t. x = (q1, p1, u1, k2): the chain rule over the substeps (u1 held, kinematic
-        configs k_j = k1 + (j/n)(k2 - k1)); lambda1 is the substeps' time average, so its
-        derivatives are those of the average.
-
-        Substep j maps its inputs s_j(x) (nX,) to y_j = f_j(s_j); with S = ds_j/dx and
-        H = d2 s_j/dx2 (the previous substep's second derivatives in the q and p rows;
-        u1 and the k rows are linear in x)::
-
-            dy/dx = Df S,     d2y/dx2 [a, b] = D2f [S a, S b] + Df H[a, b]
-
-        Returns ``(first, second)``: the first-derivative dict (cached as the step's),
-        and with ``second`` the arrays ``(Zq, Zp, Zl)`` indexed [input1, input2, output]
-        as :meth:`_calc_deriv2` returns them (else None).
-        """
-        parts, u1, k_start, k2 = self._composite
-        nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
-        nX = nq + nd + nu + nk
-        n = len(parts)
-        dt = self._t2 - self._t1
-        Aq = np.zeros((nd, nX))                 # d q_dyn / dx after each substep
-        Aq[:, :nd] = np.eye(nd)
-        Ap = np.zeros((nd, nX))                 # d p / dx
-        Ap[:, nq:nq + nd] = np.eye(nd)
-        Ak = np.zeros((nk, nX))                 # d k / dx at the substep's start
-        Ak[:, nd:nq] = np.eye(nk)
-        Eu = np.zeros((nu, nX))
-        Eu[:, nq + nd:nq + nd + nu] = np.eye(nu)
-        Al = np.zeros((nc, nX))
-        Hq = np.zeros((nX, nX, nd))             # d2 q_dyn / dx2 after each substep
-        Hp = np.zeros((nX, nX, nd))
-        Hl = np.zeros((nX, nX, nc))
-        saved = self._save()
-        try:
-            for j, (ta, tb, q_a, p_a, q_b, p_b, lam) in enumerate(parts, 1):
-                Ak_end = np.zeros((nk, nX))
-                Ak_end[:, nd:nq] = (1.0 - j / n) * np.eye(nk)
-                Ak_end[:, nq + nd + nu:] = (j / n) * np.eye(nk)
-                self._t1, self._t2 = ta, tb
-                self._q1[:], self._p1[:], self._q2[:], self._p2[:] = q_a, p_a, q_b, p_b
-                self._u1[:], self._lambda1[:] = u1, lam
-                self._deriv1 = self._composite = self._deriv2 = None
-                d = self._calc_deriv1()
-                S = np.vstack([Aq, Ak, Ap, Eu, Ak_end])
-                D = {w: np.hstack([d[w + '_dq1'], d[w + '_dp1'], d[w + '_du1'],
-                                   d[w + '_dk2']]) for w in ('q2', 'p2', 'l1')}
-                if second:
-                    Zq, Zp, Zl = self._calc_deriv2()
-                    H = np.zeros((nX, nX, nX))
-                    H[:, :, :nd] = Hq
-                    H[:, :, nq:nq + nd] = Hp
-
-                    def chain(Z, Df):
-                        return (np.einsum('ia,kb,iko->abo', S, S, Z, optimize=True)
-                                + H @ Df.T)
-                    Hq, Hp = chain(Zq, D['q2']), chain(Zp, D['p2'])
-                    Hl += ((tb - ta) / dt) * chain(Zl, D['l1'])
-                Aq, Ap = D['q2'] @ S, D['p2'] @ S
-                Al += ((tb - ta) / dt) * (D['l1'] @ S)
-                Ak = Ak_end
-        finally:
-            self._restore(saved)
-            self.set_midpoint()     # the substeps' evaluations moved the System
-        cuts = np.cumsum([nq, nd, nu])
-        out = {}
-        for name, Z in (('q2', Aq), ('p2', Ap), ('l1', Al)):
-            q1, p1, u1_, k2_ = np.split(Z, cuts, axis=1)
-            out.update({name + '_dq1': q1, name + '_dp1': p1, name + '_du1': u1_,
-                        name + '_dk2': k2_})
-        self._deriv1 = out
-        if not second:
-            return out, None
-        seconds = (Hq, Hp, Hl)
-        self._deriv2 = (out, seconds)
-        return out, seconds
-
     def _calc_deriv1_general(self):
-        """First derivatives by NumPy (any system); also keeps the DEL Jacobian for the
-        second derivatives."""
-        s = self._system
-        nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
-        Dh1 = self._constraint_jacobian_at(self._q1) if nc else np.zeros((0, nq))
-        H1 = (dynamics.constraint_hessians(s) if nc else np.zeros((0, nq, nq)))
-        Dh2 = self._constraint_jacobian_at(self._q2) if nc else np.zeros((0, nq))
-        self.set_midpoint()
-        J2, J1, P2, P1, Fu = self._midpoint_partials()
-        A = np.zeros((nd + nc, nd + nc))
-        A[:nd, :nd] = J2[:, :nd]
-        A[:nd, nd:] = -Dh1[:, :nd].T
-        A[nd:, :nd] = Dh2[:, :nd]
-        E_q1 = J1 - np.einsum('c,cij->ij', self._lambda1, H1)[:nd] if nc else J1
-        # one solve for every right-hand side: [dE/dq1, dE/dp1, dE/du1, dE/dk2]
-        rhs = np.zeros((nd + nc, nq + nd + nu + nk))
-        rhs[:nd, :nq] = E_q1
-        rhs[:nd, nq:nq + nd] = np.eye(nd)
-        rhs[:nd, nq + nd:nq + nd + nu] = Fu
-        rhs[:nd, nq + nd + nu:] = J2[:, nd:]
-        rhs[nd:, nq + nd + nu:] = Dh2[:, nd:]
-        z = -np.linalg.solve(A, rhs) if nd + nc else rhs
-        z_q1, z_p1 = z[:, :nq], z[:, nq:nq + nd]
-        z_u1, z_k2 = z[:, nq + nd:nq + nd + nu], z[:, nq + nd + nu:]
-        d = {'q2_dq1': z_q1[:nd], 'q2_dp1': z_p1[:nd], 'q2_du1': z_u1[:nd],
-             'q2_dk2': z_k2[:nd], 'l1_dq1': z_q1[nd:], 'l1_dp1': z_p1[nd:],
-             'l1_du1': z_u1[nd:], 'l1_dk2': z_k2[nd:]}
-        P2d = P2[:, :nd]
-        d['p2_dq1'] = P2d @ d['q2_dq1'] + P1
-        d['p2_dp1'] = P2d @ d['q2_dp1']
-        d['p2_du1'] = P2d @ d['q2_du1']
-        d['p2_dk2'] = P2d @ d['q2_dk2'] + P2[:, nd:]
-        d['_A'], d['_P2'] = A, P2
-        self._deriv1 = d
-        return d
+        """First derivatives by NumPy (any system); their dict also keeps the DEL Jacobian
+        for the second derivatives."""
+        self._deriv1 = derivatives.first_derivatives(self._system, self._t1, self._t2,
+                                                     self._q1, self._q2, self._u1,
+                                                     self._lambda1)
+        return self._deriv1
 
-    # ------------------------------------------------------------------ second derivatives
     def _calc_deriv2(self):
-        """All second derivatives of (q2_d, p2, lambda1) w.r.t. x = (q1, p1, u1, k2).
-
-        Differentiating the DEL twice (implicit function theorem) needs the third partials
-        of the discrete Lagrangian, obtained exactly from L's third partials at the
-        midpoint (complex step on the compiled kernel), the forces' and constraints'
-        analytic second/third derivatives, and the first derivatives.  Returns arrays
-        ``Zq (nX, nX, nd)``, ``Zp (nX, nX, nd)``, ``Zl (nX, nX, nc)`` indexed
-        [input1, input2, output] (trep's order for second derivatives).
-        """
+        """All second derivatives of (q2_d, p2, lambda1) w.r.t. x = (q1, p1, u1, k2), cached:
+        ``(Zq (nX, nX, nd), Zp (nX, nX, nd), Zl (nX, nX, nc))`` indexed [input1, input2,
+        output] (trep's order for second derivatives;
+        :func:`derivatives.second_derivatives`)."""
         if getattr(self, '_deriv2', None) is not None and self._deriv2[0] is self._deriv1:
             return self._deriv2[1]
         if self._composite is not None:
@@ -1151,86 +720,38 @@ class MidpointVI:
         d = self._calc_deriv1()
         if '_A' not in d:
             d = self._calc_deriv1_general()
-        s = self._system
-        nd, nk, nc, nu, nq = self.nd, self.nk, self.nc, self.nu, self.nq
-        dt = self._t2 - self._t1
-        nX = nq + nd + nu + nk
-        # constraint derivatives at q1 (second, third) and q2 (second)
-        if nc:
-            self._data.set(self._q1, np.zeros(nq))
-            Dh1 = dynamics.constraint_jacobian(s)
-            H1 = dynamics.constraint_hessians(s)
-            H3 = dynamics.constraint_third_derivatives(s)
-            self._data.set(self._q2, np.zeros(nq))
-            Dh2 = dynamics.constraint_jacobian(s)
-            H2 = dynamics.constraint_hessians(s)
-        self.set_midpoint()
-        Lqqq, Lqqv, Lqvv = dynamics.lagrangian_third(s)
-        f2 = dynamics.force_second(s)
-
-        # L's third partials in (q, v) space, then mapped to (q1, q2): d/dq1 = q/2 - v/dt,
-        # d/dq2 = q/2 + v/dt  (B maps [d/dq; d/dv] to [d/dq1; d/dq2])
-        n2 = 2 * nq
-        T3 = np.zeros((n2, n2, n2))
-        q_, v_ = slice(0, nq), slice(nq, n2)
-        T3[q_, q_, q_] = Lqqq
-        T3[q_, q_, v_] = Lqqv
-        T3[q_, v_, q_] = Lqqv.transpose(0, 2, 1)
-        T3[v_, q_, q_] = Lqqv.transpose(2, 0, 1)
-        T3[q_, v_, v_] = Lqvv
-        T3[v_, q_, v_] = Lqvv.transpose(1, 0, 2)
-        T3[v_, v_, q_] = Lqvv.transpose(1, 2, 0)
-        eye = np.eye(nq)
-        B = np.block([[0.5 * eye, -eye / dt], [0.5 * eye, eye / dt]])
-        X = np.tensordot(B, T3, axes=(1, 0))                     # (i, b, c)
-        X = np.tensordot(X, B, axes=(2, 1))                      # (i, b, k)
-        Ld3 = dt * np.tensordot(X, B, axes=(1, 1)).transpose(0, 2, 1)   # (i, j, k)
-        # forces: F(q, v, u) second partials [output, in1, in2] over (q, v, u)
-        nW = n2 + nu
-        F2 = np.zeros((nq, nW, nW))
-        u_ = slice(n2, nW)
-        F2[:, q_, q_] = f2.qq
-        F2[:, v_, q_] = f2.vq
-        F2[:, q_, v_] = f2.vq.transpose(0, 2, 1)
-        F2[:, v_, v_] = f2.vv
-        F2[:, u_, q_] = f2.uq
-        F2[:, q_, u_] = f2.uq.transpose(0, 2, 1)
-        F2[:, u_, v_] = f2.uv
-        F2[:, v_, u_] = f2.uv.transpose(0, 2, 1)
-        F2[:, u_, u_] = f2.uu
-        Bw = np.zeros((nW, nW))
-        Bw[:n2, :n2] = B
-        Bw[n2:, n2:] = np.eye(nu)
-        # G = D1Ld + f-  and  P = D2Ld, second partials over w = (q1, q2, u1)
-        G2 = dt * np.matmul(np.matmul(Bw, F2[:nd]), Bw.T)
-        G2[:, :n2, :n2] += Ld3[:nd]
-        P2w = np.zeros((nd, nW, nW))
-        P2w[:, :n2, :n2] = Ld3[nq:nq + nd]
-        # dw/dx and dlambda/dx
-        Wx = np.zeros((nW, nX))
-        Wx[:nq, :nq] = np.eye(nq)
-        Wx[nq:nq + nd] = np.hstack([d['q2_dq1'], d['q2_dp1'], d['q2_du1'], d['q2_dk2']])
-        Wx[nq + nd:n2, nq + nd + nu:] = np.eye(nk)
-        Wx[n2:, nq + nd:nq + nd + nu] = np.eye(nu)
-        Lx = np.hstack([d['l1_dq1'], d['l1_dp1'], d['l1_du1'], d['l1_dk2']])
-        R = np.zeros((nd + nc, nX, nX))
-        R[:nd] = np.matmul(np.matmul(Wx.T, G2), Wx)
-        if nc:
-            Q1x, Q2x = Wx[:nq], Wx[nq:n2]
-            H3l = np.tensordot(self._lambda1, H3[:, :nd], axes=(0, 0))    # (a, i, j)
-            R[:nd] -= np.matmul(np.matmul(Q1x.T, H3l), Q1x)
-            cross = np.tensordot(np.tensordot(H1[:, :nd], Q1x, axes=(2, 0)), Lx,
-                                 axes=(0, 0))                            # (a, s, t)
-            R[:nd] -= cross + cross.transpose(0, 2, 1)
-            R[nd:] = np.matmul(np.matmul(Q2x.T, H2), Q2x)
-        Z = -np.linalg.solve(d['_A'], R.reshape(nd + nc, nX * nX)).reshape(nd + nc, nX, nX)
-        Zq = Z[:nd]
-        Zp = (np.matmul(np.matmul(Wx.T, P2w), Wx)
-              + np.tensordot(d['_P2'][:, :nd], Zq, axes=(1, 0)))
-        out = (Zq.transpose(1, 2, 0).copy(), Zp.transpose(1, 2, 0).copy(),
-               Z[nd:].transpose(1, 2, 0).copy())
+        out = derivatives.second_derivatives(self._system, self._t1, self._t2, self._q1,
+                                             self._q2, self._u1, self._lambda1, d)
         self._deriv2 = (d, out)
         return out
+
+    def _composite_derivatives(self, second):
+        """Derivatives of a subdivided step's composite map
+        (:func:`derivatives.composite_derivatives`): each substep's are evaluated with the
+        integrator put at that substep, then the state is put back.  Returns ``(first,
+        second)`` (second None unless ``second``) and caches them as the step's."""
+        parts, u1, k_start, k2 = self._composite
+        saved = self._save()
+
+        def substep(part, second):
+            ta, tb, q_a, p_a, q_b, p_b, lam = part
+            self._t1, self._t2 = ta, tb
+            self._q1[:], self._p1[:], self._q2[:], self._p2[:] = q_a, p_a, q_b, p_b
+            self._u1[:], self._lambda1[:] = u1, lam
+            self._deriv1 = self._composite = self._deriv2 = None
+            d = self._calc_deriv1()
+            return d, (self._calc_deriv2() if second else None)
+        try:
+            out, seconds = derivatives.composite_derivatives(
+                self._system, parts, self._t2 - self._t1, substep, second)
+        finally:
+            self._restore(saved)
+            self.set_midpoint()     # the substeps' evaluations moved the System
+        self._deriv1 = out
+        if not second:
+            return out, None
+        self._deriv2 = (out, seconds)
+        return out, seconds
 
     def _pick(self, key, row, col, row_kind, col_kind):
         arr = self._calc_deriv1()[key]

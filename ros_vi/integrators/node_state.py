@@ -6,8 +6,8 @@ momentum); the controller, like the simulator node's subscribers, sees ``(q, v)`
 matrix, solves for ``v`` and returns the kinetic and potential energy; :func:`bias_terms`
 adds what a feedback-linearising law needs at ``(q, v)``.
 
-They take the model and scratch views of :mod:`ros_vi.integrators.fast_step` built once
-per rollout copy (``model = _model_views(I, F, o)``, ``ks = kernel_scratch(I, W, o)``) and
+They take the model and scratch views of :mod:`ros_vi.integrators.packed` built once
+per rollout copy (``model = model_views(I, F, o)``, ``ks = kernel_scratch(I, W, o)``) and
 are inlined into the loop: creating those views costs more than the kernel itself on a
 small model (about 1.5 us of views against 0.5 us of arithmetic for a pendulum).  They
 write into the kernel's scratch, which the next VI step overwrites anyway.
@@ -15,7 +15,7 @@ write into the kernel's scratch, which the next VI step overwrites anyway.
 from numba import njit
 
 from ..mechanics import kernel
-from . import fast_step as fs
+from .step_body import spring_energy
 
 
 @njit(cache=True, inline='always')
@@ -66,7 +66,7 @@ def node_terms(model, ks, qm, zero, Md, q, p, v, M_out):
                                    zero, R, P, S, Vs, Vp, Ic, h, G, Lq, Lv)
     mass_matrix_into(S, Ic, anc, corder, M)
     kernel.fold_matrix(M, nq, mim_lead, mim_mult)
-    V += fs.spring_energy(sp_idx, sp_k, sp_q0, q)
+    V += spring_energy(sp_idx, sp_k, sp_q0, q)
     for i in range(nd):
         v[i] = p[i]
         for j in range(nd):

@@ -3,7 +3,9 @@
 :func:`run_batch` runs copy b from ``(q0[b], v0[b])`` for ``nsteps`` ticks of ``dt`` with the
 packed step of :mod:`ros_vi.integrators.fast_step` (the step :class:`MidpointVI` takes on the
 same system, so the trajectories are those of B independent MidpointVI runs), the compiled
-control law of :mod:`ros_vi.control.compiled`, an optional input delay and a per-copy effort limit.
+control law of :mod:`ros_vi.control.compiled`, an optional input delay and a per-copy effort
+limit.  It is :func:`ros_vi.batch.rollout`'s compiled path; the packed arrays and their views
+are :mod:`ros_vi.integrators.packed`'s.
 Copies are independent iterations of a ``prange`` loop; each allocates its own work arrays
 once, and nothing in a step allocates.
 
@@ -25,8 +27,9 @@ import numpy as np
 from numba import njit, prange
 
 from ..control.compiled import control_law
-from . import fast_step as fs
-from .node_state import momentum_energy, node_terms
+from ..integrators import packed
+from ..integrators.node_state import momentum_energy, node_terms
+from ..integrators.step_body import newton_step
 
 # per-copy status
 RUNNING, DONE, ESCALATE, FAILED = 0, 1, 2, 3
@@ -84,20 +87,21 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
     input each law output drives; ``limits (nu,)`` the plant's effort limits; ``delay``
     ticks.  Results into the per-copy rows given.
 
-    The step's views are built once here and its body (:func:`fast_step.newton_step`) is
+    The step's views are built once here and its body
+    (:func:`ros_vi.integrators.step_body.newton_step`) is
     inlined into the tick loop: per step that saves creating about sixty array views."""
-    nq, nd, nu = I[fs._NQ], I[fs._ND], I[fs._NU]
+    nq, nd, nu = I[packed.NQ], I[packed.ND], I[packed.NU]
     m = in_idx.shape[0]
-    model = fs._model_views(I, Fp, o)
-    model_c = fs._model_views(I, Fc, o)
-    ks = fs.kernel_scratch(I, W, o)
-    st = fs.step_views(I, W, o)
-    gv = fs.acceptance_views(W, o)
-    con = fs.no_constraints(model, ks, st, W)
+    model = packed.model_views(I, Fp, o)
+    model_c = packed.model_views(I, Fc, o)
+    ks = packed.kernel_scratch(I, W, o)
+    st = packed.step_views(I, W, o)
+    gv = packed.acceptance_views(W, o)
+    con = packed.no_constraints(model, ks, st, W)
     (q, p, u_in, k2, hist, hist_t, q2n, p2n, qm, vm, J, r, force, dlt, vel, Md, zero,
      drives) = st
-    q1 = W[o[fs.W_Q1]:o[fs.W_P1]]
-    p1 = W[o[fs.W_P1]:o[fs.W_Q2]]
+    q1 = W[o[packed.W_Q1]:o[packed.W_P1]]
+    p1 = W[o[packed.W_P1]:o[packed.W_Q2]]
     anchor = gv[4]
     v = np.empty(nd)
     M = np.empty((nd, nd))
@@ -124,10 +128,10 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
             acc_p += M[i, j] * v0[j]
         p[i] = acc_p
         p1[i] = acc_p
-    I[fs._NHIST] = 1
-    hist_t[fs.HISTORY - 1] = t0
+    I[packed.NHIST] = 1
+    hist_t[packed.HISTORY - 1] = t0
     for i in range(nq):
-        hist[fs.HISTORY - 1, i] = q0[i]
+        hist[packed.HISTORY - 1, i] = q0[i]
     for j in range(anchor.shape[0]):
         anchor[j] = 0.0
     for a in range(max_u.shape[0]):
@@ -136,9 +140,9 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
     acc[A_ITERS] = 0.0
     acc[A_BALANCING] = 0.0
     status[0] = RUNNING
-    W[fs._DT] = dt
-    W[fs._TOL] = tol
-    I[fs._MAXIT] = max_iter
+    W[packed.DT] = dt
+    W[packed.TOL] = tol
+    I[packed.MAXIT] = max_iter
     k = 0
     for k in range(nsteps + 1):
         t = t0 + k * dt
@@ -178,24 +182,24 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
         if rec_every > 0 and k % rec_every == 0:
             for j in range(nu):
                 rec_u[b, k // rec_every, j] = applied[j]
-        W[fs._T2] = t0 + (k + 1) * dt
-        nhist = I[fs._NHIST]
+        W[packed.T2] = t0 + (k + 1) * dt
+        nhist = I[packed.NHIST]
         for attempt in range(2):
             if attempt == 1:
                 # MidpointVI's first recovery: the whole step again from the momentum
                 # predictor (a history of one node).  The history array still holds the
                 # earlier nodes, so on success the shifted array is the old history plus
                 # the new node, as MidpointVI restores it.
-                if I[fs._STATUS] == fs.BAD_INPUT or I[fs._STATUS] == fs.SINGULAR:
+                if I[packed.STATUS] == packed.BAD_INPUT or I[packed.STATUS] == packed.SINGULAR:
                     break
-                I[fs._NHIST] = 1
-            fs.newton_step(I, W, o, model, ks, st, gv, con)
-            acc[A_ITERS] += I[fs._ITERS]
-            if I[fs._STATUS] == fs.OK:
+                I[packed.NHIST] = 1
+            newton_step(I, W, o, model, ks, st, gv, con)
+            acc[A_ITERS] += I[packed.ITERS]
+            if I[packed.STATUS] == packed.OK:
                 if attempt == 1:
-                    I[fs._NHIST] = min(nhist + 1, fs.HISTORY)
+                    I[packed.NHIST] = min(nhist + 1, packed.HISTORY)
                 break
-        if I[fs._STATUS] != fs.OK:
+        if I[packed.STATUS] != packed.OK:
             status[0] = ESCALATE
             break
         work = 0.0
@@ -222,7 +226,7 @@ def run_batch(I0, W0, Ftab, plant_row, ctrl_row, q0, v0, t0, dt, nsteps, tol, ma
     for the plant and the controller's model, ``law_table`` rows chosen by ``law_row``;
     per-copy ``limits (B, nu)`` and ``delay (B,)``."""
     B = q0.shape[0]
-    o = fs._layout(I0)
+    o = packed.layout(I0)
     for i in prange(B):
         b = np.int64(i)     # prange counts in uint64: one signature of run_copy, not two
         I = I0.copy()

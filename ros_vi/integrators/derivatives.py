@@ -1,0 +1,258 @@
+"""First and second derivatives of a VI step on the general path, and of a subdivided step.
+
+A step maps x = (q1 (nQ,), p1 (nQd,), u1 (nu,), k2 (nQk,)) to (q2_d, p2, lambda1); its
+derivatives follow from the implicit function theorem on the DEL (the equations of
+:mod:`ros_vi.integrators.general_step`) at the solved step:
+
+* :func:`first_derivatives`: dq2/dx, dp2/dx, dlambda1/dx from the second partials of the
+  discrete Lagrangian and forcing (:func:`midpoint_partials`) and the constraints'
+  Jacobians (any System, NumPy; the compiled step has its own,
+  :func:`ros_vi.integrators.fast_step.derivatives_packed`, which :func:`packed_first`
+  arranges the same way);
+* :func:`second_derivatives`: all second derivatives, from L's third partials at the
+  midpoint (complex step on the compiled kernel), the forces' and constraints' second and
+  third derivatives, and the first derivatives;
+* :func:`composite_derivatives`: those of a step taken as substeps (the chain rule over
+  them).
+
+First derivatives are a dict of (rows, columns) arrays ``'q2_dq1'``, ``'q2_dp1'``,
+``'q2_du1'``, ``'q2_dk2'``, the same for ``'p2_...'`` and ``'l1_...'`` (lambda1); second
+derivatives a tuple ``(Zq (nX, nX, nd), Zp (nX, nX, nd), Zl (nX, nX, nc))`` indexed
+[input1, input2, output] (trep's order) over x.
+"""
+import numpy as np
+
+from ..mechanics import dynamics
+from .general_step import constraint_jacobian_at, set_midpoint
+
+_FIRST = ('_dq1', '_dp1', '_du1', '_dk2')      # the blocks of x, in order
+
+
+def _split(name, Z, nq, nd, nu):
+    """``{name + '_dq1': ..., name + '_dk2': ...}``: the columns of Z (rows, nX) by block
+    of x."""
+    blocks = np.split(Z, (nq, nq + nd, nq + nd + nu), axis=1)
+    return {name + suffix: block for suffix, block in zip(_FIRST, blocks)}
+
+
+def midpoint_partials(system, dt):
+    """Second partials of Ld and f- at the System's current (midpoint) state for a step of
+    dt [s], each (nd, nQ)::
+
+        J2 = d(D1 Ld + f-)/dq2,  J1 = d(D1 Ld + f-)/dq1,
+        P2 = d(D2 Ld)/dq2,       P1 = d(D2 Ld)/dq1,   Fu = d f-/du1 (nd, nu)
+    """
+    nd = system.nQd
+    Lq, Lv, M, Lvq, Lqq, T, Vg = dynamics.lagrangian_terms(system.model, system.data)
+    e = dynamics.applied_terms(system)
+    Lqq = Lqq - e.V_dqdq
+    Lqv = Lvq.T
+    A = 0.25 * dt * Lqq
+    J2 = A + 0.5 * (Lqv - Lvq) - M / dt + 0.5 * dt * e.F_dq + e.F_ddq
+    J1 = A - 0.5 * (Lqv + Lvq) + M / dt + 0.5 * dt * e.F_dq - e.F_ddq
+    P2 = A + 0.5 * (Lqv + Lvq) + M / dt
+    P1 = A - 0.5 * Lqv + 0.5 * Lvq - M / dt
+    return J2[:nd], J1[:nd], P2[:nd], P1[:nd], dt * e.F_du[:nd]
+
+
+def packed_first(Zq, Zp, system):
+    """The compiled step's first derivatives ``Zq``, ``Zp`` (nd, nX)
+    (:meth:`FastStepper.derivatives`) as the dict of :func:`first_derivatives` (no
+    multipliers: empty lambda1 rows)."""
+    nq, nd, nu, nk = system.nQ, system.nQd, system.nu, system.nQk
+    d = {}
+    for name, Z in (('q2', Zq), ('p2', Zp)):
+        d.update(_split(name, Z, nq, nd, nu))
+    for suffix, cols in zip(_FIRST, (nq, nd, nu, nk)):
+        d['l1' + suffix] = np.zeros((0, cols))
+    return d
+
+
+def first_derivatives(system, t1, t2, q1, q2, u1, lambda1):
+    """First derivatives of the solved step (t1, q1) -> (t2, q2) [s, (nQ,)] with input u1
+    (nu,) and multipliers lambda1 (nc,) (module docstring), by NumPy for any System; the
+    dict also keeps the step's bordered DEL Jacobian ``'_A'`` (nd + nc, nd + nc) and
+    ``'_P2'`` = d(D2 Ld)/dq2 for :func:`second_derivatives`.  Leaves the System at the
+    step's midpoint."""
+    s = system
+    nd, nk, nc, nu, nq = s.nQd, s.nQk, s.nc, s.nu, s.nQ
+    Dh1 = constraint_jacobian_at(s, q1) if nc else np.zeros((0, nq))
+    H1 = (dynamics.constraint_hessians(s) if nc else np.zeros((0, nq, nq)))
+    Dh2 = constraint_jacobian_at(s, q2) if nc else np.zeros((0, nq))
+    set_midpoint(s.data, t1, t2, q1, q2, u1)
+    J2, J1, P2, P1, Fu = midpoint_partials(s, t2 - t1)
+    A = np.zeros((nd + nc, nd + nc))
+    A[:nd, :nd] = J2[:, :nd]
+    A[:nd, nd:] = -Dh1[:, :nd].T
+    A[nd:, :nd] = Dh2[:, :nd]
+    E_q1 = J1 - np.einsum('c,cij->ij', lambda1, H1)[:nd] if nc else J1
+    # one solve for every right-hand side: [dE/dq1, dE/dp1, dE/du1, dE/dk2]
+    rhs = np.zeros((nd + nc, nq + nd + nu + nk))
+    rhs[:nd, :nq] = E_q1
+    rhs[:nd, nq:nq + nd] = np.eye(nd)
+    rhs[:nd, nq + nd:nq + nd + nu] = Fu
+    rhs[:nd, nq + nd + nu:] = J2[:, nd:]
+    rhs[nd:, nq + nd + nu:] = Dh2[:, nd:]
+    z = -np.linalg.solve(A, rhs) if nd + nc else rhs
+    z_q1, z_p1 = z[:, :nq], z[:, nq:nq + nd]
+    z_u1, z_k2 = z[:, nq + nd:nq + nd + nu], z[:, nq + nd + nu:]
+    d = {'q2_dq1': z_q1[:nd], 'q2_dp1': z_p1[:nd], 'q2_du1': z_u1[:nd],
+         'q2_dk2': z_k2[:nd], 'l1_dq1': z_q1[nd:], 'l1_dp1': z_p1[nd:],
+         'l1_du1': z_u1[nd:], 'l1_dk2': z_k2[nd:]}
+    P2d = P2[:, :nd]
+    d['p2_dq1'] = P2d @ d['q2_dq1'] + P1
+    d['p2_dp1'] = P2d @ d['q2_dp1']
+    d['p2_du1'] = P2d @ d['q2_du1']
+    d['p2_dk2'] = P2d @ d['q2_dk2'] + P2[:, nd:]
+    d['_A'], d['_P2'] = A, P2
+    return d
+
+
+def second_derivatives(system, t1, t2, q1, q2, u1, lambda1, d):
+    """All second derivatives (module docstring) of the solved step (arguments as in
+    :func:`first_derivatives`, whose dict ``d`` they build on).
+
+    Differentiating the DEL twice (implicit function theorem) needs the third partials
+    of the discrete Lagrangian, obtained exactly from L's third partials at the midpoint
+    (complex step on the compiled kernel), the forces' and constraints' analytic
+    second/third derivatives, and the first derivatives.  Leaves the System at the step's
+    midpoint.
+    """
+    s = system
+    nd, nk, nc, nu, nq = s.nQd, s.nQk, s.nc, s.nu, s.nQ
+    dt = t2 - t1
+    nX = nq + nd + nu + nk
+    # constraint derivatives at q1 (second, third) and q2 (second)
+    if nc:
+        s.data.set(q1, np.zeros(nq))
+        H1 = dynamics.constraint_hessians(s)
+        H3 = dynamics.constraint_third_derivatives(s)
+        s.data.set(q2, np.zeros(nq))
+        H2 = dynamics.constraint_hessians(s)
+    set_midpoint(s.data, t1, t2, q1, q2, u1)
+    Lqqq, Lqqv, Lqvv = dynamics.lagrangian_third(s)
+    f2 = dynamics.force_second(s)
+
+    # L's third partials in (q, v) space, then mapped to (q1, q2): d/dq1 = q/2 - v/dt,
+    # d/dq2 = q/2 + v/dt  (B maps [d/dq; d/dv] to [d/dq1; d/dq2])
+    n2 = 2 * nq
+    T3 = np.zeros((n2, n2, n2))
+    q_, v_ = slice(0, nq), slice(nq, n2)
+    T3[q_, q_, q_] = Lqqq
+    T3[q_, q_, v_] = Lqqv
+    T3[q_, v_, q_] = Lqqv.transpose(0, 2, 1)
+    T3[v_, q_, q_] = Lqqv.transpose(2, 0, 1)
+    T3[q_, v_, v_] = Lqvv
+    T3[v_, q_, v_] = Lqvv.transpose(1, 0, 2)
+    T3[v_, v_, q_] = Lqvv.transpose(1, 2, 0)
+    eye = np.eye(nq)
+    B = np.block([[0.5 * eye, -eye / dt], [0.5 * eye, eye / dt]])
+    X = np.tensordot(B, T3, axes=(1, 0))                     # (i, b, c)
+    X = np.tensordot(X, B, axes=(2, 1))                      # (i, b, k)
+    Ld3 = dt * np.tensordot(X, B, axes=(1, 1)).transpose(0, 2, 1)   # (i, j, k)
+    # forces: F(q, v, u) second partials [output, in1, in2] over (q, v, u)
+    nW = n2 + nu
+    F2 = np.zeros((nq, nW, nW))
+    u_ = slice(n2, nW)
+    F2[:, q_, q_] = f2.qq
+    F2[:, v_, q_] = f2.vq
+    F2[:, q_, v_] = f2.vq.transpose(0, 2, 1)
+    F2[:, v_, v_] = f2.vv
+    F2[:, u_, q_] = f2.uq
+    F2[:, q_, u_] = f2.uq.transpose(0, 2, 1)
+    F2[:, u_, v_] = f2.uv
+    F2[:, v_, u_] = f2.uv.transpose(0, 2, 1)
+    F2[:, u_, u_] = f2.uu
+    Bw = np.zeros((nW, nW))
+    Bw[:n2, :n2] = B
+    Bw[n2:, n2:] = np.eye(nu)
+    # G = D1Ld + f-  and  P = D2Ld, second partials over w = (q1, q2, u1)
+    G2 = dt * np.matmul(np.matmul(Bw, F2[:nd]), Bw.T)
+    G2[:, :n2, :n2] += Ld3[:nd]
+    P2w = np.zeros((nd, nW, nW))
+    P2w[:, :n2, :n2] = Ld3[nq:nq + nd]
+    # dw/dx and dlambda/dx
+    Wx = np.zeros((nW, nX))
+    Wx[:nq, :nq] = np.eye(nq)
+    Wx[nq:nq + nd] = np.hstack([d['q2_dq1'], d['q2_dp1'], d['q2_du1'], d['q2_dk2']])
+    Wx[nq + nd:n2, nq + nd + nu:] = np.eye(nk)
+    Wx[n2:, nq + nd:nq + nd + nu] = np.eye(nu)
+    Lx = np.hstack([d['l1_dq1'], d['l1_dp1'], d['l1_du1'], d['l1_dk2']])
+    R = np.zeros((nd + nc, nX, nX))
+    R[:nd] = np.matmul(np.matmul(Wx.T, G2), Wx)
+    if nc:
+        Q1x, Q2x = Wx[:nq], Wx[nq:n2]
+        H3l = np.tensordot(lambda1, H3[:, :nd], axes=(0, 0))    # (a, i, j)
+        R[:nd] -= np.matmul(np.matmul(Q1x.T, H3l), Q1x)
+        cross = np.tensordot(np.tensordot(H1[:, :nd], Q1x, axes=(2, 0)), Lx,
+                             axes=(0, 0))                            # (a, s, t)
+        R[:nd] -= cross + cross.transpose(0, 2, 1)
+        R[nd:] = np.matmul(np.matmul(Q2x.T, H2), Q2x)
+    Z = -np.linalg.solve(d['_A'], R.reshape(nd + nc, nX * nX)).reshape(nd + nc, nX, nX)
+    Zq = Z[:nd]
+    Zp = (np.matmul(np.matmul(Wx.T, P2w), Wx)
+          + np.tensordot(d['_P2'][:, :nd], Zq, axes=(1, 0)))
+    return (Zq.transpose(1, 2, 0).copy(), Zp.transpose(1, 2, 0).copy(),
+            Z[nd:].transpose(1, 2, 0).copy())
+
+
+def composite_derivatives(system, parts, dt, substep, second):
+    """Derivatives of a subdivided step's composite map (t1, q1, p1) -> (t2, q2, p2) of
+    length dt [s] w.r.t. x = (q1, p1, u1, k2): the chain rule over the substeps (u1 held,
+    kinematic configs k_j = k1 + (j/n)(k2 - k1)); lambda1 is the substeps' time average,
+    so its derivatives are those of the average.
+
+    ``parts``: the n substeps ``(ta, tb, q_a, p_a, q_b, p_b, lambda1)`` in order;
+    ``substep(part, second)`` gives the derivatives of one, ``(first dict, second tuple or
+    None)`` (the integrator puts itself at that substep to evaluate them).
+
+    Substep j maps its inputs s_j(x) (nX,) to y_j = f_j(s_j); with S = ds_j/dx and
+    H = d2 s_j/dx2 (the previous substep's second derivatives in the q and p rows;
+    u1 and the k rows are linear in x)::
+
+        dy/dx = Df S,     d2y/dx2 [a, b] = D2f [S a, S b] + Df H[a, b]
+
+    Returns ``(first, second)``: the first-derivative dict and with ``second`` the arrays
+    ``(Zq, Zp, Zl)`` (module docstring), else None.
+    """
+    nd, nk, nc, nu, nq = system.nQd, system.nQk, system.nc, system.nu, system.nQ
+    nX = nq + nd + nu + nk
+    n = len(parts)
+    Aq = np.zeros((nd, nX))                 # d q_dyn / dx after each substep
+    Aq[:, :nd] = np.eye(nd)
+    Ap = np.zeros((nd, nX))                 # d p / dx
+    Ap[:, nq:nq + nd] = np.eye(nd)
+    Ak = np.zeros((nk, nX))                 # d k / dx at the substep's start
+    Ak[:, nd:nq] = np.eye(nk)
+    Eu = np.zeros((nu, nX))
+    Eu[:, nq + nd:nq + nd + nu] = np.eye(nu)
+    Al = np.zeros((nc, nX))
+    Hq = np.zeros((nX, nX, nd))             # d2 q_dyn / dx2 after each substep
+    Hp = np.zeros((nX, nX, nd))
+    Hl = np.zeros((nX, nX, nc))
+    for j, part in enumerate(parts, 1):
+        ta, tb = part[0], part[1]
+        Ak_end = np.zeros((nk, nX))
+        Ak_end[:, nd:nq] = (1.0 - j / n) * np.eye(nk)
+        Ak_end[:, nq + nd + nu:] = (j / n) * np.eye(nk)
+        d, Z = substep(part, second)
+        S = np.vstack([Aq, Ak, Ap, Eu, Ak_end])
+        D = {w: np.hstack([d[w + suffix] for suffix in _FIRST]) for w in ('q2', 'p2', 'l1')}
+        if second:
+            Zq, Zp, Zl = Z
+            H = np.zeros((nX, nX, nX))
+            H[:, :, :nd] = Hq
+            H[:, :, nq:nq + nd] = Hp
+
+            def chain(Z, Df):
+                return (np.einsum('ia,kb,iko->abo', S, S, Z, optimize=True)
+                        + H @ Df.T)
+            Hq, Hp = chain(Zq, D['q2']), chain(Zp, D['p2'])
+            Hl += ((tb - ta) / dt) * chain(Zl, D['l1'])
+        Aq, Ap = D['q2'] @ S, D['p2'] @ S
+        Al += ((tb - ta) / dt) * (D['l1'] @ S)
+        Ak = Ak_end
+    out = {}
+    for name, Z in (('q2', Aq), ('p2', Ap), ('l1', Al)):
+        out.update(_split(name, Z, nq, nd, nu))
+    return out, ((Hq, Hp, Hl) if second else None)

@@ -1,0 +1,371 @@
+"""The general path's step: the DEL of any System and its globalized Newton solve (NumPy).
+
+Discrete Lagrangian and forcing (dt = t2 - t1, qm = (q1 + q2)/2, v = (q2 - q1)/dt)::
+
+    Ld(q1, q2)  = dt L(qm, v)
+    f-(q1, q2)  = dt F(qm, v, u1, (t1 + t2)/2),      f+ = 0
+
+A step solves, for the dynamic part of q2 and lambda1::
+
+    p1 + D1 Ld + f- - Dh(q1)^T lambda1 = 0
+    h(q2) = 0
+
+and then ``p2 = D2 Ld``, with ``D1 Ld = dt/2 L_q - L_v`` and ``D2 Ld = dt/2 L_q + L_v`` at the
+midpoint.  :class:`GeneralStep` evaluates that residual through the System's own terms
+(:mod:`ros_vi.mechanics.dynamics`: any potential, force or constraint), gives the first
+guess (:meth:`GeneralStep.predict`), runs Newton's method with the exact Jacobian, the
+line search and the stopping rule of :mod:`ros_vi.integrators.newton`
+(:meth:`GeneralStep.solve`), and applies the acceptance rule of
+:mod:`ros_vi.integrators.acceptance` to the root (:meth:`GeneralStep.accept`): the same
+rules as the compiled step (:func:`ros_vi.integrators.step_body.newton_step`), so both paths
+take the same roots.  :class:`~ros_vi.integrators.MidpointVI` decides which path runs,
+retries and subdivides.
+"""
+import numpy as np
+import scipy.linalg
+from numba import njit
+
+from ..mechanics import dynamics
+from .acceptance import A_TIME, check_root, new_anchor
+from .newton import (ARMIJO, BACKTRACK, MAX_BACKTRACKS, ROUNDING, STAGNATION,
+                     STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
+
+_DGESV = scipy.linalg.get_lapack_funcs('gesv', (np.zeros((1, 1)),))
+
+
+class RootNotFound(Exception):
+    """Newton's iteration on the DEL found no root (the message says why); ``iterations``
+    is how many it took."""
+
+    def __init__(self, message, iterations):
+        super().__init__(message)
+        self.iterations = iterations
+
+
+def _solve_newton(A, r):
+    """x with A x = r for the square Newton matrix A (LAPACK gesv: the LU solve of
+    ``scipy.linalg.solve`` without its condition estimate and checks, ~10x cheaper at
+    these sizes).  Raises ``LinAlgError`` for an exactly singular A."""
+    if A.shape[0] == 0:
+        return r.copy()
+    _, _, x, info = _DGESV(A, r)
+    if info > 0:
+        raise np.linalg.LinAlgError('singular matrix (zero pivot %d)' % info)
+    if info < 0:
+        raise ValueError('gesv: illegal argument %d' % -info)
+    return x
+
+
+@njit(cache=True)
+def _del_residual(p1, Lq, Lv, V_dq, F, dt, nd):
+    """The DEL residual of the dynamic configs before constraint forces, ``p1 + D1 Ld +
+    f-`` (nd,), the step's impulse ``dt (L_q - V_q + F)`` (nd,) and the 2-norm of the
+    size of the residual's terms ``|p1| + |dt/2 (L_q - V_q)| + |L_v| + |dt F|``: the
+    NumPy expressions of the module docstring, element by element in one call."""
+    r = np.empty(nd)
+    impulse = np.empty(nd)
+    size2 = 0.0
+    for i in range(nd):
+        conservative = Lq[i] - V_dq[i]
+        imp = dt * (conservative + F[i])
+        half = 0.5 * dt * conservative
+        r[i] = p1[i] + imp - (half + Lv[i])
+        impulse[i] = imp
+        size = abs(p1[i]) + abs(half) + abs(Lv[i]) + abs(dt * F[i])
+        size2 += size * size
+    return r, impulse, np.sqrt(size2)
+
+
+@njit(cache=True)
+def _del_jacobian(Lqq, V_dqdq, Lvq, M, F_dq, F_ddq, dt, nd):
+    """d(D1 Ld + f-)/dq2 over the dynamic configs (nd, nd) from the Lagrangian's and the
+    applied terms' partials at the midpoint (see
+    :func:`ros_vi.integrators.derivatives.midpoint_partials`)."""
+    J = np.empty((nd, nd))
+    for i in range(nd):
+        for j in range(nd):
+            A = 0.25 * dt * (Lqq[i, j] - V_dqdq[i, j])
+            J[i, j] = (A + 0.5 * (Lvq[j, i] - Lvq[i, j]) - M[i, j] / dt
+                       + 0.5 * dt * F_dq[i, j] + F_ddq[i, j])
+    return J
+
+
+@njit(cache=True)
+def _check_general_root(q1, delta, linearised, correction, impulse, Lq, V_dq, va, anchor,
+                        energy, T_m, V_m, dt, residual, check):
+    """:func:`acceptance.check_root` from the general path's terms: ``delta`` (nQ,) the
+    root's increment, ``impulse`` (nd,) its momentum change dt (L_q - V_q + F) - Dh1^T
+    lambda1, ``Lq``, ``V_dq`` (nQ,) the Lagrangian's and the general potentials' partials
+    at the midpoint, ``va`` the anchor's velocity (None: this step's own).  Returns
+    ``(accepted, v)`` with v (nd,) the midpoint velocity of the dynamic configs."""
+    nd = linearised.shape[0]
+    v = delta[:nd] / dt
+    Lq_d = Lq[:nd] - V_dq[:nd]
+    # the impulse of the applied and constraint forces: the momentum change without the
+    # conservative part dt L_q
+    applied = impulse - dt * Lq_d
+    if va is None:
+        accepted = check_root(q1, delta, linearised, correction, v, applied, 1.0, Lq_d, v,
+                              anchor, energy, T_m, V_m, dt, residual, check)
+    else:
+        accepted = check_root(q1, delta, linearised, correction, v, applied, 1.0, Lq_d, va,
+                              anchor, energy, T_m, V_m, dt, residual, check)
+    return accepted, v
+
+
+def set_midpoint(data, t1, t2, q1, q2, u1):
+    """Put ``data`` at the midpoint of the step (t1, q1) -> (t2, q2) [s, (nQ,)] with input
+    u1 (nu,): q = (q1 + q2)/2, dq = (q2 - q1)/(t2 - t1), u = u1, t = (t1 + t2)/2, where
+    the discrete Lagrangian's partials are evaluated."""
+    dt = t2 - t1
+    data.set(0.5 * (q1 + q2), (q2 - q1) / dt, u1, 0.5 * (t1 + t2))
+
+
+def constraint_jacobian_at(system, q):
+    """Dh(q) (nc, nQ) of ``system``'s constraints at configuration q (nQ,) (moves the
+    System's Data there, at rest)."""
+    system.data.set(q, np.zeros(system.nQ))
+    return dynamics.constraint_jacobian(system)
+
+
+def newton_jacobian(system, dt):
+    """d(D1 Ld + f-)/dq2 over the dynamic configs, (nd, nd), at the System's current
+    (midpoint) state for a step of dt [s]: the block of
+    :func:`ros_vi.integrators.derivatives.midpoint_partials`'s J2 that Newton's method
+    uses (same operations), without the other partials or the input derivative."""
+    t = dynamics.lagrangian_terms(system.model, system.data)
+    e = dynamics.applied_jacobians(system)
+    return _del_jacobian(t.Lqq, e.V_dqdq, t.Lvq, t.M, e.F_dq, e.F_ddq, dt, system.model.nd)
+
+
+class GeneralStep:
+    """The DEL of one step of ``system`` on the general path, and its Newton solve.
+
+    :meth:`begin` sets the step it works on: times ``t1``, ``t2`` [s], the start ``q1``
+    (nQ,), ``p1`` (nQd,) and the input ``u1`` (nu,) (the integrator's own arrays: they are
+    read, never written), and evaluates ``Dh1 = Dh(q1)`` (nc, nQ), through which the
+    constraint forces act during the step.  Each :meth:`residual` evaluation leaves behind
+    what the rest of the step reads: ``Dh2 = Dh(q2)``, the step's momentum change
+    ``impulse`` = dt (L_q + F) - Dh1^T lambda1 (nd,), the size ``scale`` of the residual's
+    terms, and the midpoint energies and partials of the acceptance test's energy balance.
+    Every evaluation moves the System's Data (the integrator puts it back at the step's
+    midpoint).
+    """
+
+    def __init__(self, system):
+        self.system = system
+        self.model, self.data = system.model, system.data
+        self.t1 = self.t2 = 0.0
+        self.q1 = self.p1 = self.u1 = None
+        self.Dh1 = self.Dh2 = None
+        self.impulse = None
+        self.scale = 0.0
+        self.midpoint_terms = None
+        self.rnorm = np.nan            # |residual| of the root :meth:`solve` returned
+        self.next_anchor = None        # the energy anchor a root :meth:`accept` took leaves
+        self.no_anchor = new_anchor()
+
+    def begin(self, t1, t2, q1, p1, u1):
+        """Work on the step from (t1, q1, p1) to t2 with input u1 (class docstring)."""
+        self.t1, self.t2, self.q1, self.p1, self.u1 = t1, t2, q1, p1, u1
+        s = self.system
+        self.Dh1 = constraint_jacobian_at(s, q1) if s.nc else np.zeros((0, s.nQ))
+
+    def predict(self, history, t, q, p, t2, momentum=False):
+        """First guess for q2 (nQ,) at t2 from the current state (t, q (nQ,), p (nQd,)):
+        polynomial extrapolation of the equally spaced ``history`` ((t, q) pairs, oldest
+        first), or (``momentum``, with less history, and always for a first step) the
+        momentum step q + dt M(q)^-1 p (without constraints), which also anchors the energy
+        check at the start node.  Returns ``(guess, anchor, by_momentum)``: ``anchor`` the
+        start node's energy anchor ``(acceptance array, velocity (nd,))`` for the momentum
+        step, else None."""
+        s = self.system
+        nd, nq = s.nQd, s.nQ
+        hist = history
+        dt = t2 - t
+        n = 0
+        for j in range(len(hist) - 1, 0, -1):
+            step = hist[j][0] - hist[j - 1][0]
+            if abs(step - dt) > 1e-12 * max(1.0, abs(dt)):
+                break
+            n += 1
+            if n == 4:
+                break
+        if momentum:
+            n = 0
+        coeffs = {0: (1,), 1: (2, -1), 2: (3, -3, 1), 3: (4, -6, 4, -1),
+                  4: (5, -10, 10, -5, 1)}[n]
+        if n < 2 and nd and not s.nc:
+            # momentum-based first guess: q2 ~ q1 + dt M^-1 p1
+            self.data.set(q, np.zeros(nq))
+            guess = q.copy()
+            try:
+                v1 = dynamics.velocity_from_momentum(self.model, self.data, p)
+            except np.linalg.LinAlgError:
+                v1 = None
+            if v1 is not None and np.isfinite(v1).all():
+                guess[:nd] += dt * v1
+                T1 = 0.5 * float(p @ v1)
+                V1 = float(dynamics.first_order_terms(self.model, self.data).Vg
+                           + dynamics.general_potential_energy(s))
+                return guess, (new_anchor(T1 + V1, T1, V1, 0.0, t, True), v1), True
+        guess = np.zeros(nq)
+        for c, (_, qj) in zip(coeffs, reversed(hist[-len(coeffs):])):
+            guess += c * qj
+        if not hist:
+            guess = q.copy()
+        return guess, None, False
+
+    def residual(self, delta, lam):
+        """DEL residual (nd + nc,) at q2 = q1 + delta and lambda1 (System left at the
+        midpoint q1 + delta/2, velocity delta/dt).  Working with the increment keeps the
+        velocity free of cancellation error when q is large.
+
+        Also stores the step's momentum change ``dt (L_q + F) - Dh1^T lambda1`` (nd,) for
+        the p2 update.
+        """
+        s = self.system
+        model, data = self.model, self.data
+        nd = model.nd
+        nc = s.nc
+        dt = self.t2 - self.t1
+        if nc:
+            # h(q2) and Dh(q2) at the same state, so the constraints share its kinematics
+            data.set(self.q1 + delta, delta / dt, self.u1, self.t2)
+            h2 = dynamics.constraint_values(s)
+            self.Dh2 = dynamics.constraint_jacobian(s)
+        data.set(self.q1 + 0.5 * delta, delta / dt, self.u1, 0.5 * (self.t1 + self.t2))
+        Lq, Lv, T, Vg = dynamics.first_order_terms(model, data)
+        e = dynamics.applied_forces(s)
+        # the residual's terms' size: the root can only be found to rounding of these
+        r, impulse, self.scale = _del_residual(self.p1, Lq, Lv, e.V_dq, e.F, dt, nd)
+        # the midpoint terms the acceptance test's energy balance reads
+        self.midpoint_terms = T, Vg, Lq, e.V_dq
+        if nc:
+            constraint_impulse = self.Dh1[:, :nd].T @ lam
+            self.impulse = impulse - constraint_impulse
+            return np.concatenate([r - constraint_impulse, h2])
+        self.impulse = impulse
+        return r
+
+    def newton_update(self, r):
+        """The Newton update (nd + nc,) of (q2_d, lambda1) for the residual ``r`` that
+        :meth:`residual` just evaluated (its midpoint state, Dh(q1) and Dh(q2)): the DEL
+        Jacobian bordered by -Dh(q1)^T and Dh(q2), solved by LAPACK's gesv."""
+        s = self.system
+        nd, nc = s.nQd, s.nc
+        A = np.zeros((nd + nc, nd + nc))
+        A[:nd, :nd] = newton_jacobian(s, self.t2 - self.t1)
+        if nc:
+            A[:nd, nd:] = -self.Dh1[:, :nd].T
+            A[nd:, :nd] = self.Dh2[:, :nd]
+        return _solve_newton(A, r)
+
+    def linearised_step(self, delta, lam):
+        """(increment (dynamic part), max-norm of the update) of the Newton iterate from
+        q2 = q1 + delta."""
+        nd = self.system.nQd
+        step = self.newton_update(self.residual(delta, lam))
+        return delta[:nd] - step[:nd], float(np.abs(step[:nd]).max(initial=0.0))
+
+    def solve(self, q2, lam, max_iterations, tolerance):
+        """Newton's method with a backtracking line search on the merit 1/2 |r|^2, on
+        (q2_d - q1_d, lambda1) from the guess ``q2`` (nQ,) and ``lam`` (nc,), stopping
+        under the rule of :mod:`ros_vi.integrators.newton` with ``tolerance`` on the DEL
+        residual's 2-norm; returns ``(delta, p2, lambda1, iterations, linearised)`` with
+        the root's increment delta = q2 - q1 (nQ,), p2 = p1 + D1Ld + D2Ld + f- - Dh1^T
+        lambda1 (equal to D2Ld at the root, without the solver residual) and
+        ``linearised`` = (the increment q2 - q1 (dynamic part) of the first Newton iterate
+        (the guess if there was none), the max-norm of that first update).  Raises
+        :class:`RootNotFound`, or ``LinAlgError`` for a singular Newton matrix."""
+        s = self.system
+        nd, nc = s.nQd, s.nc
+        tols = np.array([c.tolerance for c in s.constraints])
+        delta = q2 - self.q1
+        iterations = 0
+        stalled = False
+        linearised = None
+        merit_ref = np.inf
+        r = self.residual(delta, lam)
+        while True:
+            if not np.isfinite(r).all():
+                raise RootNotFound('the DEL residual became non-finite at iteration %d '
+                                   '(q2 = %s)' % (iterations, self.q1 + delta), iterations)
+            merit = 0.5 * float(r @ r)
+            floor = ROUNDING * self.scale
+            rnorm = np.sqrt(2.0 * merit) if not nc else np.linalg.norm(r[:nd])
+            if ((rnorm <= max(tolerance, floor)
+                 or (stalled and rnorm <= STALL_ACCEPT * self.scale))
+                    and (np.abs(r[nd:]) <= tols).all()):
+                self.rnorm = np.sqrt(2.0 * merit)
+                if linearised is None:
+                    linearised = (delta[:nd].copy(), 0.0)
+                return delta, self.p1 + self.impulse, lam, iterations, linearised
+            if iterations >= max_iterations:
+                raise RootNotFound('failed to converge after %d iterations (|DEL| = %.3g)'
+                                   % (iterations, np.linalg.norm(r)), iterations)
+            if iterations % STAGNATION == 0:
+                if (iterations and merit > STAGNATION_FACTOR * merit_ref
+                        and not rnorm <= STALL_ACCEPT * self.scale):
+                    raise RootNotFound('failed to converge: stagnated after %d iterations '
+                                       '(|DEL| = %.3g)' % (iterations, np.linalg.norm(r)),
+                                       iterations)
+                merit_ref = merit
+            step = self.newton_update(r)
+            big_step = np.abs(step[:nd]).max(initial=0.0)
+            if iterations == 0:
+                linearised = (delta[:nd] - step[:nd], float(big_step))
+            stalled = big_step <= STALLED * np.abs(delta[:nd]).max(initial=0.0)
+            base_r, base_scale = r, self.scale
+            alpha = 1.0
+            for _ in range(MAX_BACKTRACKS + 1):
+                trial = delta.copy()
+                trial[:nd] -= alpha * step[:nd]
+                trial_lam = lam - alpha * step[nd:]
+                r = self.residual(trial, trial_lam)
+                merit_t = 0.5 * float(r @ r)
+                if stalled or merit_t <= (1.0 - 2.0 * ARMIJO * alpha) * merit:
+                    break
+                shrink = BACKTRACK[0]
+                if np.isfinite(merit_t):
+                    shrink = alpha * merit / (merit_t - merit + 2.0 * alpha * merit)
+                    shrink = min(max(shrink, BACKTRACK[0]), BACKTRACK[1])
+                alpha *= shrink
+            else:
+                if (np.linalg.norm(base_r[:nd]) <= STALL_ACCEPT * base_scale
+                        and (np.abs(base_r[nd:]) <= tols).all()):
+                    # the merit cannot decrease below rounding: the last iterate is a root
+                    r = self.residual(delta, lam)
+                    stalled = True
+                    iterations += 1
+                    continue
+                raise RootNotFound('line search failed after %d iterations (|DEL| = %.3g)'
+                                   % (iterations, np.linalg.norm(base_r)), iterations)
+            delta, lam = trial, trial_lam
+            iterations += 1
+
+    def accept(self, delta, linearised, anchor, check, tolerance):
+        """The acceptance rule (:func:`acceptance.check_root`, as in the compiled path) for
+        the root at q2 = q1 + ``delta`` (nQ,) that :meth:`solve` just returned (its
+        midpoint terms still in place), with ``linearised`` its linearised step and
+        ``anchor`` the energy anchor ``(acceptance array, velocity (nd,))`` or None.
+        Writes the test's numbers into ``check`` and returns True when the root is
+        accepted; then :attr:`next_anchor` is the anchor it leaves for the next step (None
+        while a kinematic config moves)."""
+        s = self.system
+        nd = s.nQd
+        t1, t2 = self.t1, self.t2
+        dt = t2 - t1
+        T_m, V_m, Lq, V_dq = self.midpoint_terms
+        if s.general_potentials:
+            V_m += dynamics.general_potential_energy(s)
+        kin_moving = s.nQk > 0 and bool(delta[nd:].any())
+        anchor, va = anchor if anchor is not None else (self.no_anchor, None)
+        energy = (not kin_moving and abs(anchor[A_TIME] - t1) <= 1e-12 * max(1.0, abs(t2)))
+        accepted, v = _check_general_root(self.q1, delta, linearised[0], linearised[1],
+                                          self.impulse, Lq, V_dq, va, anchor, energy, T_m,
+                                          V_m, dt, max(tolerance, self.rnorm), check)
+        if accepted:
+            self.next_anchor = None if kin_moving else (
+                new_anchor(T_m + V_m, T_m, V_m, dt, t2, True), v)
+        return accepted

@@ -1,0 +1,31 @@
+"""The numbers of the globalized Newton iteration both paths run (docs/integrator.md).
+
+The compiled step (:func:`ros_vi.integrators.step_body.newton_step`) and the general path
+(:class:`ros_vi.integrators.general_step.GeneralStep`) solve the discrete Euler-Lagrange
+equation with the same stopping rule and the same backtracking line search; these are
+their constants, defined once.
+
+Stopping rule: an iterate is a root when the 2-norm of the DEL residual is at most the
+tolerance or ``ROUNDING`` times the size of the residual's terms, or when a Newton update
+no longer changes it beyond ``STALLED`` (relative) while the residual is below
+``STALL_ACCEPT`` times that size.  An attempt gives up when the merit has not fallen below
+``STAGNATION_FACTOR`` of its value ``STAGNATION`` iterations earlier.
+
+Line search on the merit 1/2 |r|^2 along the Newton direction (whose slope there is
+-|r|^2): a trial step alpha passes when merit(alpha) <= (1 - 2 ``ARMIJO`` alpha) merit(0);
+otherwise alpha shrinks by a factor within ``BACKTRACK``, at most ``MAX_BACKTRACKS`` times
+per iteration.
+"""
+import numpy as np
+
+ROUNDING = 64 * np.finfo(np.float64).eps   # residual floor relative to its terms' size
+STALLED = 8 * np.finfo(np.float64).eps     # a Newton update this small (relative) changes
+                                           # nothing: the iterate is converged to rounding
+STALL_ACCEPT = np.sqrt(np.finfo(np.float64).eps)   # ... if the residual is this small
+                                                   # relative to its terms' size
+ARMIJO = 1e-4        # sufficient decrease: merit(alpha) <= (1 - 2 ARMIJO alpha) merit(0)
+BACKTRACK = (0.1, 0.5)   # a backtrack shrinks alpha by a factor within these bounds
+MAX_BACKTRACKS = 40      # per Newton iteration (alpha >= 0.1**40 is never needed)
+STAGNATION = 10          # every this many iterations the merit must have fallen below
+STAGNATION_FACTOR = 0.25  # this fraction of its value that many iterations before, or the
+                          # attempt stops (a local minimum of the merit: subdivide instead)
