@@ -52,7 +52,7 @@ from mcap_ros2._dynamic import serialize_dynamic
 from ..bounded import MAX_ARRAY_BYTES, check_expansion
 from ..conventions import join_ns, matrix_to_pose, split_ns, time_to_ns
 from ..errors import name_list, shorten
-from . import Recording, RecordingWriter, atomic_write
+from .samples import Recording, RecordingWriter, atomic_write
 
 __all__ = ['McapWriter', 'write_recording', 'read_recording', 'MESSAGE_DEFINITIONS',
            'message_definition', 'TOPICS', 'METADATA_NAME']
