@@ -342,20 +342,13 @@ def fit_view(scene, pose_sequence, size=(640, 480), azimuth=None, elevation=20.0
 
 
 # --------------------------------------------------------------------------- drawing
-_BACKGROUNDS = {}
-
-
 def _background(size):
-    """The sky gradient of a picture size (made once: an animation renders one size)."""
-    key = tuple(size)
-    if key not in _BACKGROUNDS:
-        w, h = key
-        s = np.linspace(0.0, 1.0, h)[:, None]
-        rows = (1 - s) * np.array(BACKGROUND_TOP) + s * np.array(BACKGROUND_BOTTOM)
-        _BACKGROUNDS.clear()
-        _BACKGROUNDS[key] = Image.fromarray(
-            np.repeat(rows[:, None, :], w, axis=1).astype(np.uint8))
-    return _BACKGROUNDS[key]
+    """The sky gradient of a picture size (a millisecond: made for each picture, so two
+    threads drawing never share it)."""
+    w, h = size
+    s = np.linspace(0.0, 1.0, h)[:, None]
+    rows = (1 - s) * np.array(BACKGROUND_TOP) + s * np.array(BACKGROUND_BOTTOM)
+    return Image.fromarray(np.repeat(rows[:, None, :], w, axis=1).astype(np.uint8))
 
 
 def _clip_segments(a, b, da, db):
@@ -406,7 +399,7 @@ def draw(scene, poses, view, label=None, supersample=2):
     ss = max(1, int(supersample))
     width, height = view.size
     big = dataclasses.replace(view, size=(width * ss, height * ss))
-    img = _background(big.size).copy()
+    img = _background(big.size)
     pen = ImageDraw.Draw(img)
     eye = big.position
     light = big.basis().T @ np.array([-0.35, 0.75, 0.56])      # from upper left, in front
