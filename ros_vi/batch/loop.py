@@ -11,7 +11,8 @@ once, and nothing in a step allocates.
 
 Each tick k, as the simulator and :func:`ros_vi.simulation.simulate` do it:
 
-1. the node state ``(q_k, p_k)`` gives ``v_k = M(q_k)^-1 p_k`` (the published velocity),
+1. the node state ``(q_k, p_k)`` and the last step's impulse ``J_k`` give the published
+   velocity ``v_k = M(q_k)^-1 (p_k + J_k / 2)`` (:attr:`MidpointVI.p2_end`),
 2. the sample is observed (target set, energy balance, recording),
 3. the law gives ``u`` from ``(q_k, v_k)`` (its own model's momentum and energy), the
    effort delayed by ``delay`` ticks (zero before) is clipped at the effort limit and held
@@ -102,6 +103,8 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
      drives) = st
     q1 = W[o[packed.W_Q1]:o[packed.W_P1]]
     p1 = W[o[packed.W_P1]:o[packed.W_Q2]]
+    impulse = W[o[packed.W_IMPULSE]:o[packed.W_END]]
+    p_end = np.empty(nd)      # the momentum at the node: p + impulse / 2 (MidpointVI.p2_end)
     anchor = gv[4]
     v = np.empty(nd)
     M = np.empty((nd, nd))
@@ -128,6 +131,8 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
             acc_p += M[i, j] * v0[j]
         p[i] = acc_p
         p1[i] = acc_p
+    for i in range(nd):
+        impulse[i] = 0.0
     I[packed.NHIST] = 1
     hist_t[packed.HISTORY - 1] = t0
     for i in range(nq):
@@ -146,7 +151,9 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
     k = 0
     for k in range(nsteps + 1):
         t = t0 + k * dt
-        T, V, ok = node_terms(model, ks, qm, zero, Md, q, p, v, M)
+        for i in range(nd):
+            p_end[i] = p[i] + 0.5 * impulse[i]
+        T, V, ok = node_terms(model, ks, qm, zero, Md, q, p_end, v, M)
         if not ok:
             status[0] = ESCALATE
             break

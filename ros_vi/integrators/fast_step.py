@@ -25,15 +25,16 @@ from ..mechanics.potentials.configspring import ConfigSpring
 from ..mechanics.potentials.gravity import Gravity
 from .acceptance import A_VALID, check_summary
 from .constrained_step import call_step_constrained, step_constrained_packed
-from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_END, F_FIXEDP,
-                     F_FIXEDR, F_GVEC, F_IB, F_MASS, F_MIM_MULT, F_MIM_OFF, F_SP_K, F_SP_Q0,
-                     F_VALUE, HEADER, HISTORY, I_ANC, I_CFRAME, I_CORDER, I_CPARENT, I_END,
-                     I_FCFG, I_FJOINT, I_IN_CFG, I_KIND, I_MASS_FRAMES, I_MIM_LEAD, I_PARENT,
-                     I_SP_IDX, ITERS, MAXIT, NDRIVE, NHIST, NQ, ND, NT, NU, RNORM, STATUS, T2,
-                     TOL, W_ANCHOR, W_CHECK, W_DRIVE, W_END, W_HIST, W_HIST_T, W_K_IN, W_P1,
-                     W_P2, W_Q1, W_Q2, W_Q2N, W_QM, W_U1, W_U_IN, W_V, W_VA, acceptance_views,
-                     constraint_layout, kernel_scratch, layout, model_views, no_constraints,
-                     step_views)
+from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_END,
+                     F_FIXEDP, F_FIXEDR, F_GVEC, F_IB, F_MASS, F_MIM_MULT, F_MIM_OFF,
+                     F_SP_K, F_SP_Q0, F_VALUE, HEADER, HISTORY, ITERS, I_ANC, I_CFRAME,
+                     I_CORDER, I_CPARENT, I_END, I_FCFG, I_FJOINT, I_IN_CFG, I_KIND,
+                     I_MASS_FRAMES, I_MIM_LEAD, I_PARENT, I_SP_IDX, MAXIT, ND, NDRIVE,
+                     NHIST, NQ, NT, NU, RNORM, STATUS, T2, TOL, W_ANCHOR, W_CHECK, W_DRIVE,
+                     W_END, W_HIST, W_HIST_T, W_IMPULSE, W_K_IN, W_P1, W_P2, W_Q1, W_Q2,
+                     W_Q2N, W_QM, W_U1, W_U_IN, W_V, W_VA, acceptance_views,
+                     constraint_layout, kernel_scratch, layout, model_views,
+                     no_constraints, step_views)
 from .step_body import newton_step
 
 
@@ -68,7 +69,7 @@ def derivatives_packed(I, F, W, t1, t2, Zq, Zp):
      mim_off) = model_views(I, F, o)
     q1 = W[o[W_Q1]:o[W_P1]]
     q2 = W[o[W_Q2]:o[W_P2]]
-    drives = W[o[W_DRIVE]:o[W_END]].reshape((NDRIVE, nd))
+    drives = W[o[W_DRIVE]:o[W_IMPULSE]].reshape((NDRIVE, nd))
     dt = t2 - t1
     nt = I[NT]
     qm = np.empty(nt)
@@ -213,9 +214,11 @@ class FastStepper:
         self.qm = W[o[W_QM]:o[W_QM] + nq]  # midpoint configuration of the last step (nQ,)
         self.v = W[o[W_V]:o[W_V] + nq]     # midpoint velocity (q2 - q1)/dt of the last step
         self._anchor = W[o[W_ANCHOR]:o[W_CHECK]]
-        self._drive_table = W[o[W_DRIVE]:o[W_END]].reshape((NDRIVE, nd))
+        self._drive_table = W[o[W_DRIVE]:o[W_IMPULSE]].reshape((NDRIVE, nd))
         # the last acceptance test (acceptance.C_* slots; the general path writes here too)
         self.check = W[o[W_CHECK]:o[W_DRIVE]]
+        # the last accepted step's impulse of the applied and constraint forces (nd,)
+        self.impulse = W[o[W_IMPULSE]:o[W_END]]
         self._constraints = constraints
         if constraints is None:
             self.lambda1 = np.zeros(0)

@@ -91,19 +91,15 @@ def _del_jacobian(Lqq, V_dqdq, Lvq, M, F_dq, F_ddq, dt, nd):
 
 
 @njit(cache=True)
-def _check_general_root(q1, delta, linearised, correction, impulse, Lq, V_dq, va, anchor,
+def _check_general_root(q1, delta, linearised, correction, applied, Lq_d, va, anchor,
                         energy, T_m, V_m, dt, residual, check):
     """:func:`acceptance.check_root` from the general path's terms: ``delta`` (nQ,) the
-    root's increment, ``impulse`` (nd,) its momentum change dt (L_q - V_q + F) - Dh1^T
-    lambda1, ``Lq``, ``V_dq`` (nQ,) the Lagrangian's and the general potentials' partials
-    at the midpoint, ``va`` the anchor's velocity (None: this step's own).  Returns
-    ``(accepted, v)`` with v (nd,) the midpoint velocity of the dynamic configs."""
+    root's increment, ``applied`` (nd,) the impulse of the applied and constraint forces,
+    ``Lq_d`` (nd,) the partials of L (general potentials included) at the midpoint, ``va``
+    the anchor's velocity (None: this step's own).  Returns ``(accepted, v)`` with v (nd,)
+    the midpoint velocity of the dynamic configs."""
     nd = linearised.shape[0]
     v = delta[:nd] / dt
-    Lq_d = Lq[:nd] - V_dq[:nd]
-    # the impulse of the applied and constraint forces: the momentum change without the
-    # conservative part dt L_q
-    applied = impulse - dt * Lq_d
     if va is None:
         accepted = check_root(q1, delta, linearised, correction, v, applied, 1.0, Lq_d, v,
                               anchor, energy, T_m, V_m, dt, residual, check)
@@ -159,6 +155,7 @@ class GeneralStep:
         self.q1 = self.p1 = self.u1 = None
         self.Dh1 = self.Dh2 = None
         self.impulse = None
+        self.applied_impulse = None     # the applied and constraint part of it (nd,)
         self.scale = 0.0
         self.midpoint_terms = None
         self.rnorm = np.nan            # |residual| of the root :meth:`solve` returned
@@ -362,9 +359,13 @@ class GeneralStep:
         kin_moving = s.nQk > 0 and bool(delta[nd:].any())
         anchor, va = anchor if anchor is not None else (self.no_anchor, None)
         energy = (not kin_moving and abs(anchor[A_TIME] - t1) <= 1e-12 * max(1.0, abs(t2)))
+        # the impulse of the applied and constraint forces: the momentum change without the
+        # conservative part dt L_q (half of it belongs to the step's end: MidpointVI.p2_end)
+        Lq_d = Lq[:nd] - V_dq[:nd]
+        self.applied_impulse = self.impulse - dt * Lq_d
         accepted, v = _check_general_root(self.q1, delta, linearised[0], linearised[1],
-                                          self.impulse, Lq, V_dq, va, anchor, energy, T_m,
-                                          V_m, dt, max(tolerance, self.rnorm), check)
+                                          self.applied_impulse, Lq_d, va, anchor, energy,
+                                          T_m, V_m, dt, max(tolerance, self.rnorm), check)
         if accepted:
             self.next_anchor = None if kin_moving else (
                 new_anchor(T_m + V_m, T_m, V_m, dt, t2, True), v)

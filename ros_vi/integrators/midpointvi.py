@@ -182,12 +182,14 @@ class MidpointVI:
             # the System's Data reads its midpoint and inputs from there too
             self._q1, self._p1, self._q2, self._p2, self._u1 = self._fast.state_views()
             self._lambda1 = self._fast.lambda1
+            self._impulse = self._fast.impulse
             self._data.share(self._fast.qm, self._fast.v, self._fast.u_in)
         else:
             self._q1, self._q2 = np.zeros(s.nQ), np.zeros(s.nQ)
             self._p1, self._p2 = np.zeros(s.nQd), np.zeros(s.nQd)
             self._u1 = np.zeros(s.nu)
             self._lambda1 = np.zeros(s.nc)
+            self._impulse = np.zeros(s.nQd)
         self._general = general_step.GeneralStep(s)
         self._deriv1 = None
         self._composite = None
@@ -210,13 +212,14 @@ class MidpointVI:
         memory = self._fast.memory() if self._fast is not None else None
         return (self._t1, self._t2, self._q1.copy(), self._q2.copy(), self._p1.copy(),
                 self._p2.copy(), self._u1.copy(), self._lambda1.copy(), list(self._history),
-                self._anchor, memory, self._composite)
+                self._anchor, memory, self._composite, self._impulse.copy())
 
     def _restore(self, saved):
         (self._t1, self._t2, q1, q2, p1, p2, u1, lam, history, anchor, memory,
-         composite) = saved
+         composite, impulse) = saved
         self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
         self._lambda1[:] = lam
+        self._impulse[:] = impulse
         self._reset_history(history)
         self._anchor = anchor
         if memory is not None and self._fast is not None:
@@ -299,6 +302,29 @@ class MidpointVI:
         self._reset_history()
 
     @property
+    def impulse(self):
+        """The impulse (nQd,) of the applied and constraint forces over the last step
+        (the last substep of a subdivided one): ``dt F(qm, vm, u1) - Dh(q1)^T lambda1`` [N m s
+        or N s]; zero after an ``initialize_*``."""
+        return self._impulse.copy()
+
+    @property
+    def p2_end(self):
+        """The momentum at t2 (nQd,) [kg m^2/s or kg m/s], second-order accurate: ``p2 +
+        impulse / 2``.
+
+        trep's discrete forcing puts the whole of a step's impulse into its first discrete
+        Euler-Lagrange term (``f- = dt F``, ``f+ = 0``), so the discrete momentum ``p2 =
+        D2 Ld`` lags the momentum at t2 by half that impulse: a robot held still by a force
+        against gravity has ``p2 = -dt/2 dV/dq``.  With the impulse split evenly between
+        the step's ends (the forced discrete Legendre transform ``D2 Ld + f+`` with ``f+ =
+        impulse / 2``) the momentum at the end of a held equilibrium is zero, and on a free
+        trajectory it is as accurate as ``p2``.  The integrator itself steps on ``p2``; this
+        is what a velocity is built from (``v2 = M(q2)^-1 p2_end``: what the simulator
+        publishes)."""
+        return self._p2 + 0.5 * self._impulse
+
+    @property
     def v2(self):
         """Kinematic velocity (nQk,) = (q2_k - q1_k)/(t2 - t1), or None when t2 == t1."""
         if self._t2 == self._t1:
@@ -316,6 +342,7 @@ class MidpointVI:
         self._q1[:], self._q2[:] = q1, q1
         self._p1[:], self._p2[:] = p1, p1
         self._lambda1[:] = lam
+        self._impulse[:] = 0.0
         self._reset_history([(self._t2, self._q2.copy())])
         self._data.set(q1, np.zeros(self.nq), t=self._t1)
 
@@ -331,6 +358,7 @@ class MidpointVI:
         self._lambda1[:] = (0.0 if lambda1 is None else _vector(lambda1, self.nc, 'lambda1'))
         self._p1[:] = 0.0
         self._p2[:] = self._D2Ld()
+        self._impulse[:] = 0.0
         self._reset_history([(t0, q0.copy()), (t1, q1.copy())])
 
     # ------------------------------------------------------------------ discrete mechanics
@@ -670,6 +698,7 @@ class MidpointVI:
             raise ConvergenceError('step to t=%g failed: %s' % (t2, exc)) from exc
         q2 = self._q1 + delta
         self._q2[:], self._p2[:], self._lambda1[:] = q2, p2, lam
+        self._impulse[:] = g.applied_impulse
         pairs = [(t, q) for t, q in self._history if t < t2][-4:] + [(t2, q2.copy())]
         if self._fast is not None:
             pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]

@@ -52,7 +52,7 @@ NDRIVE = len(DRIVE_FIELDS)   # rows of the W_DRIVE segment (drives.FIELDS)
  W_Q1, W_P1, W_Q2, W_P2, W_U1, W_U_IN, W_K_IN, W_HIST, W_HIST_T, W_Q2N, W_P2N, W_QM, W_V,
  W_R, W_P, W_S, W_VSP, W_VP, W_IC, W_H, W_G, W_LQ, W_LV, W_M, W_LVQ, W_LQQ, W_SU, W_SW,
  W_SZ, W_SG, W_TMP, W_J, W_RES, W_FORCE, W_DLT, W_VEL, W_MD, W_ZERO,
- W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_DRIVE, W_END) = range(71)
+ W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_DRIVE, W_IMPULSE, W_END) = range(72)
 
 
 @njit(cache=True)
@@ -141,6 +141,8 @@ def layout(I):
                                         C_FIRST
     W    W_DRIVE          NDRIVE nd     the drives (JointDrives.table, row-major: rows
                                         drives.FIELDS, columns the dynamic configs)
+    W    W_IMPULSE        nd            the last accepted step's impulse of the applied
+                                        and constraint forces, dt F - Dh(q1)^T lambda1
     W    W_END                          (length of W)
     ===  ===============  ============  ===================================================
     """
@@ -219,7 +221,8 @@ def layout(I):
     o[W_ANCHOR] = o[W_VA] + nd
     o[W_CHECK] = o[W_ANCHOR] + NANCHOR
     o[W_DRIVE] = o[W_CHECK] + NCHECK
-    o[W_END] = o[W_DRIVE] + NDRIVE * nd
+    o[W_IMPULSE] = o[W_DRIVE] + NDRIVE * nd
+    o[W_END] = o[W_IMPULSE] + nd
     return o
 
 
@@ -315,7 +318,7 @@ def step_views(I, W, o):
             W[o[W_VEL]:o[W_MD]],
             W[o[W_MD]:o[W_ZERO]].reshape((nd, nd)),
             W[o[W_ZERO]:o[W_PRED]],
-            W[o[W_DRIVE]:o[W_END]].reshape((NDRIVE, nd)))
+            W[o[W_DRIVE]:o[W_IMPULSE]].reshape((NDRIVE, nd)))
 
 
 @njit(cache=True, inline='always')

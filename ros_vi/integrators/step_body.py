@@ -26,7 +26,8 @@ from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
 from .newton import (ARMIJO, BACKTRACK, MAX_BACKTRACKS, ROUNDING, STAGNATION,
                      STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
 from .packed import (BAD_INPUT, DT, HISTORY, ITERS, MAXIT, NHIST, NOT_CONVERGED, NOT_FINITE,
-                     OK, REJECTED, RNORM, SINGULAR, STATUS, T2, TOL, W_P1, W_Q1, W_U1)
+                     OK, REJECTED, RNORM, SINGULAR, STATUS, T2, TOL, W_IMPULSE, W_P1, W_Q1,
+                     W_U1)
 
 
 @njit(cache=True, inline='always')
@@ -308,9 +309,14 @@ def newton_step(I, W, o, model, ks, st, gv, con):
             # then conserved to rounding
             for i in range(nd):
                 acc = p1[i] + dt * (Lq[i] + force[i])
+                impulse_i = dt * force[i]
                 for k in range(nc):
                     acc -= Dh1[k, i] * lamn[k]
+                    impulse_i -= Dh1[k, i] * lamn[k]
                 p2[i] = acc
+                # the step's non-conservative impulse: half of it belongs to the step's end
+                # (MidpointVI.p2_end)
+                W[o[W_IMPULSE] + i] = impulse_i
             for k in range(nc):
                 lam[k] = lamn[k]
             # Commit: q2 = q1 + increment; append (t2, q2) to the history; this step's

@@ -7,9 +7,10 @@
 timed out to zero, realised by the drives), advances time by ticks of ``dt`` seconds made of
 ``substeps`` VI steps (retrying with smaller substeps when the root solver fails, holding
 the state and reporting the error when that fails too), and computes what the node
-publishes: joint positions, velocities ``v = M(q)^-1 p`` (the Legendre transform of the
-VI's discrete momentum, see docs/architecture.md), the efforts applied over the last
-tick, link transforms for tf, energy and solver iterations.
+publishes: joint positions, velocities ``v = M(q)^-1 p_end`` (the Legendre transform of the
+momentum at the tick's end, :attr:`MidpointVI.p2_end`: the VI's discrete momentum with the
+end half of the step's impulse, zero at a held equilibrium; docs/architecture.md), the
+efforts applied over the last tick, link transforms for tf, energy and solver iterations.
 
 Nothing here imports rclpy; the ROS layer (``ros_vi/ros/``) converts to messages.
 
@@ -61,7 +62,7 @@ class TickResult:
 class SimState:
     """Published state at time ``t`` [s].
 
-    joint_names (n,), positions (n,) [rad or m], velocities (n,) = M(q)^-1 p for the
+    joint_names (n,), positions (n,) [rad or m], velocities (n,) = M(q)^-1 p_end for the
     dynamic configs (kinematic configs: their prescribed rate, zero when held),
     efforts (n,) [N m or N] generalized force applied by the commands over the last tick
     (after saturation and timeout), energy = T + V [J], iterations of the last tick.
@@ -342,6 +343,7 @@ class Simulation:
             self._ticks = 0
         t = self.tick_time(self._ticks)
         self.mvi.initialize_from_state(t, self._q0, self._p0)
+        self._p_end = self._p0.copy()      # the momentum at the state's time (published)
         self._k_hold = self._q0[self.system.nQd:].copy()
         self.clear_commands()
         self._applied = np.zeros(self.system.nu)
@@ -498,6 +500,9 @@ class Simulation:
                                % (t_end, self.substeps, n, error))
             result = TickResult(False, 0, n, self.max_refinements, self.last_error)
         self._ticks += 1
+        if result.ok:
+            # a held state keeps the momentum it was published with
+            self._p_end = mvi.p2_end
         self._applied = u if result.ok else np.zeros_like(u)
         if self._driving and result.ok:
             self._applied = self.commands.after_driven_tick(
@@ -517,14 +522,15 @@ class Simulation:
     def _set_output_state(self):
         """Put the output Data at (q2, v2, applied inputs, t2) and return (q2, v2).
 
-        v2 = M(q2)^-1 p2 for the dynamic configs (the Legendre transform of the VI
-        momentum), the prescribed rate for the kinematic ones."""
+        v2 = M(q2)^-1 p2_end for the dynamic configs (the Legendre transform of the momentum
+        at t2 with the end half of the step's impulse, :attr:`MidpointVI.p2_end`: zero at a
+        held equilibrium), the prescribed rate for the kinematic ones."""
         mvi, out = self.mvi, self._out
         nd = self._model.nd
         q = mvi.q2
         v = np.zeros(self._model.nq)
         out.set(q, v)
-        v[:nd] = dynamics.velocity_from_momentum(self._model, out, mvi.p2)
+        v[:nd] = dynamics.velocity_from_momentum(self._model, out, self._p_end)
         v2 = mvi.v2
         if v2 is not None:
             v[nd:] = v2
@@ -540,7 +546,8 @@ class Simulation:
         return self._out
 
     def velocities(self):
-        """Joint velocities (nQ,) = M(q2)^-1 p2 (dynamic), prescribed rate (kinematic)."""
+        """Joint velocities (nQ,) = M(q2)^-1 p2_end (dynamic), prescribed rate
+        (kinematic)."""
         return self._set_output_state()[1]
 
     def state(self):
