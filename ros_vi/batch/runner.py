@@ -39,6 +39,7 @@ from ..control import compiled as laws
 from ..control.base import Controller, angle_mask, default_effort_limits
 from ..integrators import ConvergenceError, MidpointVI
 from ..integrators.fast_step import FastStepper
+from ..integrators.packed import MINIT
 from ..mechanics import dynamics
 from . import loop, parameters
 
@@ -166,7 +167,7 @@ def _packed(system):
 
 def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=None, *,
             target=None, record_every=0, t0=0.0, threads=None, tolerance=1e-10,
-            max_iterations=200, compiled=True):
+            max_iterations=200, compiled=True, min_iterations=1):
     """Run B copies of ``system`` from ``q0[b], dq0[b]`` for ``duration`` [s] in ticks of
     ``dt`` [s] under ``controller``; returns a :class:`RolloutResult`.
 
@@ -184,7 +185,8 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
     target : :class:`Target` or None, for ``time_to_target``
     record_every : 0 (reductions only) or r > 0 to keep every r-th sample
     threads : cores for the compiled path (default: numba's, all of them)
-    tolerance, max_iterations : the VI root solve's (as :class:`MidpointVI`)
+    tolerance, max_iterations, min_iterations : the VI root solve's (as
+        :class:`MidpointVI`; at least one Newton update a step, as the simulator's tick)
     compiled : False forces the general path (for comparisons)
 
     A copy that fails (no acceptable root even with subdivided steps, a controller raising
@@ -286,7 +288,7 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
         law_ints, law_table, law_row = packed_law if packed_law is not None else (
             np.zeros(0, dtype=np.int64), np.zeros((1, 1)), np.zeros(B, dtype=np.int64))
         _run_compiled(stepper, np.array(Ftab), plant_row, ctrl_row, q0, dq0, t0, dt, nsteps,
-                      tolerance, max_iterations, law_ints, law_table, law_row, in_idx,
+                      tolerance, (max_iterations, min_iterations), law_ints, law_table, law_row, in_idx,
                       limits, delay, goal_q, goal_tol, goal_vtol, angles, target is not None,
                       record_every, out, threads)
         path[:] = 'compiled'
@@ -300,7 +302,7 @@ def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=Non
             for b in redo:
                 _general_copy(b, system, controllers, callback, keys[b], in_idx, limits[b],
                               int(delay[b]), q0[b], dq0[b], t0, dt, nsteps, tolerance,
-                              max_iterations, goal_q, goal_tol, goal_vtol, angles,
+                              (max_iterations, min_iterations), goal_q, goal_tol, goal_vtol, angles,
                               target is not None, record_every, out)
                 path[b] = 'general'
         finally:
@@ -362,7 +364,7 @@ class _Outputs:
             u_traj=self.rec_u if samples else None)
 
 
-def _run_compiled(stepper, Ftab, plant_row, ctrl_row, q0, dq0, t0, dt, nsteps, tol, max_iter,
+def _run_compiled(stepper, Ftab, plant_row, ctrl_row, q0, dq0, t0, dt, nsteps, tol, iterations,
                   law_ints, law_table, law_row, in_idx, limits, delay, goal_q, goal_tol,
                   goal_vtol, angles, has_target, record_every, out, threads):
     import numba
@@ -371,8 +373,11 @@ def _run_compiled(stepper, Ftab, plant_row, ctrl_row, q0, dq0, t0, dt, nsteps, t
     # no more threads than copies: an idle thread of the pool spin-waits, which made a
     # single copy on two threads 10x slower
     numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS, q0.shape[0])))
+    max_iter, min_iter = iterations
+    structure = stepper.packed_structure()
+    structure[MINIT] = min_iter
     try:
-        loop.run_batch(stepper.packed_structure(), stepper.new_work(), Ftab, plant_row,
+        loop.run_batch(structure, stepper.new_work(), Ftab, plant_row,
                        ctrl_row, q0, np.ascontiguousarray(dq0[:, :stepper.nd]), t0, dt,
                        nsteps, tol, max_iter, law_ints, law_table, law_row, in_idx,
                        np.ascontiguousarray(limits), delay, out.acc, out.max_u, out.status,
@@ -384,7 +389,7 @@ def _run_compiled(stepper, Ftab, plant_row, ctrl_row, q0, dq0, t0, dt, nsteps, t
 
 
 def _general_copy(b, system, controllers, callback, key, in_idx, limits, delay, q0, v0, t0,
-                  dt, nsteps, tol, max_iter, goal_q, goal_tol, goal_vtol, angles,
+                  dt, nsteps, tol, iterations, goal_q, goal_tol, goal_vtol, angles,
                   has_target, record_every, out):
     """Copy b on the general path with its controller and model parameters."""
     controller, law = None, callback
@@ -394,19 +399,20 @@ def _general_copy(b, system, controllers, callback, key, in_idx, limits, delay, 
         law = lambda t, q, v: controller.compute(q, v).u     # noqa: E731
     with parameters.applied(system, key):
         _run_general(b, system, law, in_idx, callback is not None, limits, delay, q0, v0,
-                     t0, dt, nsteps, tol, max_iter, goal_q, goal_tol, goal_vtol, angles,
+                     t0, dt, nsteps, tol, iterations, goal_q, goal_tol, goal_vtol, angles,
                      has_target, record_every, out, controller)
 
 
 def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, dt, nsteps,
-                 tol, max_iter, goal_q, goal_tol, goal_vtol, angles, has_target,
+                 tol, iterations, goal_q, goal_tol, goal_vtol, angles, has_target,
                  record_every, out, controller):
     """Copy b on MidpointVI with the controller called from Python (the module docstring);
     the reductions are the compiled loop's own (:func:`loop.observe`)."""
     nd, nu = plant.nQd, plant.nu
     model = plant.model
     data = model.create_data()
-    mvi = MidpointVI(plant, tolerance=tol)
+    max_iter, min_iter = iterations
+    mvi = MidpointVI(plant, tolerance=tol, min_iterations=min_iter)
     data.set(q0, np.zeros(plant.nQ))
     p0 = dynamics.momentum_from_velocity(model, data, v0)
     mvi.initialize_from_state(t0, q0, p0)
@@ -418,7 +424,7 @@ def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, d
     k = 0
     for k in range(nsteps + 1):
         t = t0 + k * dt
-        q, p = mvi.q2.copy(), mvi.p2.copy()
+        q, p = mvi.q2.copy(), mvi.p2_end       # the simulator's published state
         data.set(q, np.zeros(plant.nQ))
         v = dynamics.velocity_from_momentum(model, data, p)
         data.set(q, v)

@@ -25,7 +25,7 @@ from ..mechanics.potentials.configspring import ConfigSpring
 from ..mechanics.potentials.gravity import Gravity
 from .acceptance import A_VALID, check_summary
 from .constrained_step import call_step_constrained, step_constrained_packed
-from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_END,
+from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_END, MINIT,
                      F_FIXEDP, F_FIXEDR, F_GVEC, F_IB, F_MASS, F_MIM_MULT, F_MIM_OFF,
                      F_SP_K, F_SP_Q0, F_VALUE, HEADER, HISTORY, ITERS, I_ANC, I_CFRAME,
                      I_CORDER, I_CPARENT, I_END, I_FCFG, I_FJOINT, I_IN_CFG, I_KIND,
@@ -229,6 +229,15 @@ class FastStepper:
             self._CW = np.zeros(c[CW_END])
             self.lambda1 = self._CW[c[CW_LAM]:c[CW_LAMN]]
             self._h2 = self._CW[c[CW_H2]:c[CW_DH1]]
+
+    @property
+    def min_iterations(self):
+        """Newton updates a step makes at least (the packed header's MINIT)."""
+        return int(self._I[MINIT])
+
+    @min_iterations.setter
+    def min_iterations(self, value):
+        self._I[MINIT] = int(value)
 
     @property
     def constrained(self):

@@ -265,7 +265,7 @@ class GeneralStep:
         step = self.newton_update(self.residual(delta, lam))
         return delta[:nd] - step[:nd], float(np.abs(step[:nd]).max(initial=0.0))
 
-    def solve(self, q2, lam, max_iterations, tolerance):
+    def solve(self, q2, lam, max_iterations, tolerance, min_iterations=0):
         """Newton's method with a backtracking line search on the merit 1/2 |r|^2, on
         (q2_d - q1_d, lambda1) from the guess ``q2`` (nQ,) and ``lam`` (nc,), stopping
         under the rule of :mod:`ros_vi.integrators.newton` with ``tolerance`` on the DEL
@@ -274,7 +274,9 @@ class GeneralStep:
         lambda1 (equal to D2Ld at the root, without the solver residual) and
         ``linearised`` = (the increment q2 - q1 (dynamic part) of the first Newton iterate
         (the guess if there was none), the max-norm of that first update).  Raises
-        :class:`RootNotFound`, or ``LinAlgError`` for a singular Newton matrix."""
+        :class:`RootNotFound`, or ``LinAlgError`` for a singular Newton matrix.  At least
+        ``min_iterations`` Newton updates are made unless the residual is at its rounding
+        floor."""
         s = self.system
         nd, nc = s.nQd, s.nc
         tols = np.array([c.tolerance for c in s.constraints])
@@ -293,7 +295,8 @@ class GeneralStep:
             rnorm = np.sqrt(2.0 * merit) if not nc else np.linalg.norm(r[:nd])
             if ((rnorm <= max(tolerance, floor)
                  or (stalled and rnorm <= STALL_ACCEPT * self.scale))
-                    and (np.abs(r[nd:]) <= tols).all()):
+                    and (np.abs(r[nd:]) <= tols).all()
+                    and (iterations >= min_iterations or rnorm <= floor)):
                 self.rnorm = np.sqrt(2.0 * merit)
                 if linearised is None:
                     linearised = (delta[:nd].copy(), 0.0)

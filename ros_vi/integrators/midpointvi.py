@@ -145,6 +145,12 @@ class MidpointVI:
     max_subdivisions : int
         A step whose root solve fails is split into up to ``2**max_subdivisions`` equal
         substeps before ``ConvergenceError`` (the module docstring has the rules).
+    min_iterations : int
+        Newton updates a step makes at least (0, trep's rule: a predictor already within
+        ``tolerance`` is the root).  1 solves every step to rounding when the predictor is
+        within the tolerance -- at rest, where the residual would otherwise wander inside
+        the tolerance band and the momentum with it -- at the cost of one Newton update
+        there; a moving system takes one anyway.  The simulator uses 1.
 
     State: ``t1, q1 (nQ,), p1 (nQd,)`` (previous) and ``t2, q2, p2`` (current), ``u1 (nu,)``,
     ``lambda1 (nc,)``; ``v2`` the kinematic velocity (q2_k - q1_k)/(t2 - t1).
@@ -157,9 +163,13 @@ class MidpointVI:
     """
 
     def __init__(self, system, tolerance=1e-10, num_threads=None, fast=True,
-                 max_subdivisions=8):
+                 max_subdivisions=8, min_iterations=0):
         self._system = system
         self.tolerance = float(tolerance)
+        if int(min_iterations) != min_iterations or min_iterations < 0:
+            raise ValueError('min_iterations must be an integer >= 0, got %r'
+                             % (min_iterations,))
+        self._min_iterations = int(min_iterations)
         self._use_fast = bool(fast)
         if int(max_subdivisions) != max_subdivisions or max_subdivisions < 0:
             raise ValueError('max_subdivisions must be an integer >= 0, got %r'
@@ -178,6 +188,7 @@ class MidpointVI:
         self._t1 = self._t2 = 0.0
         self._fast = FastStepper.for_system(s) if self._use_fast else None
         if self._fast is not None:
+            self._fast.min_iterations = self._min_iterations
             # the state lives in the compiled stepper's buffer: a step copies nothing, and
             # the System's Data reads its midpoint and inputs from there too
             self._q1, self._p1, self._q2, self._p2, self._u1 = self._fast.state_views()
@@ -300,6 +311,11 @@ class MidpointVI:
     def t2(self, value):
         self._t2 = float(value)
         self._reset_history()
+
+    @property
+    def min_iterations(self):
+        """Newton updates a step makes at least (see the class doc)."""
+        return self._min_iterations
 
     @property
     def impulse(self):
@@ -671,8 +687,8 @@ class MidpointVI:
         lam0 = lam
         try:
             g.begin(t1, t2, self._q1, self._p1, self._u1)
-            delta, p2, lam, iterations, linearised = g.solve(guess, lam, max_iterations,
-                                                             self.tolerance)
+            delta, p2, lam, iterations, linearised = g.solve(
+                guess, lam, max_iterations, self.tolerance, self.min_iterations)
             if hint is not None:
                 # the acceptance rule refers to the integrator's own prediction
                 linearised = g.linearised_step(predicted - self._q1, lam0)

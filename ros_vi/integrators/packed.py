@@ -34,8 +34,9 @@ OK, NOT_CONVERGED, NOT_FINITE, SINGULAR, BAD_INPUT, REJECTED = 0, 1, 2, 3, 4, 5
 HISTORY = 5          # stored past configurations for the order-4 predictor
 HEADER = 16          # header length of I
 
-# Header fields of I (indices into I): the sizes, then per-step inputs and results
-NF, NQ, ND, NU, NJ, NM, NSP, NT, MAXIT, NHIST, STATUS, ITERS = range(12)
+# Header fields of I (indices into I): the sizes, then per-step inputs and results, then the
+# Newton updates a step takes at least (MidpointVI's min_iterations)
+NF, NQ, ND, NU, NJ, NM, NSP, NT, MAXIT, NHIST, STATUS, ITERS, MINIT = range(13)
 
 # Scalar slots at the start of W (indices into W): step length, tolerance, final residual
 # norm, end time of the step

@@ -25,9 +25,9 @@ from ..mechanics.kernel import (first_order_into, forward_kinematics_into, joint
 from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
 from .newton import (ARMIJO, BACKTRACK, MAX_BACKTRACKS, ROUNDING, STAGNATION,
                      STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
-from .packed import (BAD_INPUT, DT, HISTORY, ITERS, MAXIT, NHIST, NOT_CONVERGED, NOT_FINITE,
-                     OK, REJECTED, RNORM, SINGULAR, STATUS, T2, TOL, W_IMPULSE, W_P1, W_Q1,
-                     W_U1)
+from .packed import (BAD_INPUT, DT, HISTORY, ITERS, MAXIT, MINIT, NHIST, NOT_CONVERGED,
+                     NOT_FINITE, OK, REJECTED, RNORM, SINGULAR, STATUS, T2, TOL, W_IMPULSE,
+                     W_P1, W_Q1, W_U1)
 
 
 @njit(cache=True, inline='always')
@@ -111,6 +111,7 @@ def newton_step(I, W, o, model, ks, st, gv, con):
     (CI, CF, lam, lamn, lbase, lstep, h2, Dh1, Dh2, th, dth, R2, P2, S2, K, rhs) = con
     nq, nd, nu, nc = q1.shape[0], p1.shape[0], u1.shape[0], lam.shape[0]
     max_iter = I[MAXIT]
+    min_iter = I[MINIT]
     dt, tol, t2 = W[DT], W[TOL], W[T2]
     t1 = t2 - dt
     if not inputs_finite(u1, k2):
@@ -284,8 +285,10 @@ def newton_step(I, W, o, model, ks, st, gv, con):
             break
         merit = 0.5 * acc
         # converged: within tolerance, or within rounding of the residual's own terms
+        # (a residual already at the rounding floor needs no further update)
         if satisfied and (rnorm <= max(tol, ROUNDING * scale)
-                          or (stalled and rnorm <= STALL_ACCEPT * scale)):
+                          or (stalled and rnorm <= STALL_ACCEPT * scale)) and (
+                it >= min_iter or rnorm <= ROUNDING * scale):
             V_m += spring_energy(sp_idx, sp_k, sp_q0, qm)
             impulse = force
             impulse_scale = dt

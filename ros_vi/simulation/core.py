@@ -202,7 +202,10 @@ class Simulation:
         self.commands = CommandTable(system, effort_limits, command_joints,
                                      command_interfaces, command_bounds, command_timeout,
                                      command_decay)
-        self.mvi = MidpointVI(system, tolerance=tolerance, max_subdivisions=max_subdivisions)
+        # at least one Newton update a step: at rest the root is solved to rounding, so a
+        # robot held still publishes rest, not the solver's tolerance band
+        self.mvi = MidpointVI(system, tolerance=tolerance, max_subdivisions=max_subdivisions,
+                              min_iterations=1)
 
         # initial state
         nq, nd = system.nQ, system.nQd
