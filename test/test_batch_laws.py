@@ -210,7 +210,8 @@ def test_per_copy_gains_give_one_row_each():
     b.swingup.k_p = 7.0
     law_ints, table = laws.pack_controllers([a, b], [np.zeros(2), np.zeros(2)])
     assert table.shape[0] == 2
-    assert table[0, law_ints[laws.O_KP]] == 5.0 and table[1, law_ints[laws.O_KP]] == 7.0
+    assert table[0, law_ints[laws.O_KP]] == a.swingup.k_p == 6.0
+    assert table[1, law_ints[laws.O_KP]] == 7.0
     assert list(law_ints[[laws.L_CFG_A, laws.L_CFG_B]]) == [a.swingup.active,
                                                              a.swingup.passive]
 
@@ -221,7 +222,10 @@ def test_closed_loop_rollout_compiled_equals_general(name):
     path gives the general path's trajectories and efforts.  The cart-pole plants differ
     in mass from the controller's nominal model (the law then evaluates its own model)."""
     demo = DEMOS[name]
-    controller = demo.controller(demo.model(), dt=0.01)
+    # the acrobot with its gentler earlier gains: the shipped k_energy = 4 makes the swing
+    # chaotic enough that the two paths' rounding (1e-16) grows to 1e-5 within the 3 s
+    gains = {'k_energy': 0.5, 'k_p': 5.0, 'k_d': 5.0} if name == 'acrobot' else {}
+    controller = demo.controller(demo.model(), dt=0.01, **gains)
     plant = demo.model()
     rng = np.random.default_rng(11)
     n = len(demo.start)
@@ -236,7 +240,9 @@ def test_closed_loop_rollout_compiled_equals_general(name):
     assert list(slow.path) == ['general'] * 3
     assert fast.ok.all() and slow.ok.all()
     assert np.abs(fast.q_traj - slow.q_traj).max() <= 1e-9
-    assert np.abs(fast.v_traj - slow.v_traj).max() <= 1e-9
+    # the laws' velocity is a solve of their momentum on each path (compiled / LAPACK):
+    # during the acrobot's swing the law's floored denominator amplifies that rounding
+    assert np.abs(fast.v_traj - slow.v_traj).max() <= (1e-8 if name == 'acrobot' else 1e-9)
     # the last sample has no effort after it (nan on both paths)
     np.testing.assert_array_equal(np.isnan(fast.u_traj), np.isnan(slow.u_traj))
     # each compiled effort is the object's at the compiled run's own state (hand-over mode
@@ -244,9 +250,12 @@ def test_closed_loop_rollout_compiled_equals_general(name):
     col = plant.get_input(controller.input_names[0]).index
     for b in range(3):
         controller.reset()
+        efforts = np.zeros(n)               # applied over the tick before: none at first
         for k in range(fast.t.shape[0] - 1):
-            u = controller.compute(fast.q_traj[b, k], fast.v_traj[b, k]).u
+            u = controller.compute(fast.q_traj[b, k], fast.v_traj[b, k], efforts).u
             assert _close(fast.u_traj[b, k, col], u[0]), (b, k)
+            efforts = np.zeros(n)
+            efforts[controller._input_config_index] = fast.u_traj[b, k, col]
     # between the paths the efforts differ by more than the states: during the acrobot's
     # swing the law's denominator is floored at den_min = 0.1, which amplifies the paths'
     # 1e-10 velocity differences to ~2e-8 N m

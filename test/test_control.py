@@ -237,7 +237,7 @@ def test_closed_loop_matches_the_simulation_core():
         st = sim.state()
         qs.append(st.positions.copy())
         if k < len(ref.t) - 1:
-            sim.set_command_vector(c.compute(st.positions, st.velocities).u)
+            sim.set_command_vector(c.compute(st.positions, st.velocities, st.efforts).u)
             sim.tick()
     # simulate runs on Simulation itself: the hand-written loop is reproduced exactly
     np.testing.assert_array_equal(np.array(qs), ref.q)

@@ -1,9 +1,11 @@
 """ros_vi.rollout: batched closed-loop runs against independent MidpointVI loops.
 
-The reference here is written out in the test: a MidpointVI of the plant stepped tick by
-tick with the controller object's ``compute`` on ``(q, v = M(q)^-1 p)`` -- the loop of
-``ros_vi.simulation.simulate`` -- so the batch loop, its compiled laws, its parameters and
-its reductions are each checked against something they do not share.
+The reference here is written out in the test: a MidpointVI of the plant (one Newton
+update a step at least, as the simulator's) stepped tick by tick with the controller
+object's ``compute`` on the published state ``(q, v = M(q)^-1 p2_end, efforts of the last
+tick)`` -- the loop of ``ros_vi.simulation.simulate`` -- so the batch loop, its compiled
+laws, its parameters and its reductions are each checked against something they do not
+share.
 """
 import math
 
@@ -22,24 +24,26 @@ DT = 0.01
 
 
 def reference_run(plant, q0, v0, duration, dt, law=None, limits=None, delay=0):
-    """(t, q, v, u) of one copy: MidpointVI ticks, law(t, q, v) -> (nu,) efforts applied
-    ``delay`` ticks later, clipped at ``limits``."""
+    """(t, q, v, u) of one copy: MidpointVI ticks, law(t, q, v, efforts) -> (nu,) efforts
+    applied ``delay`` ticks later, clipped at ``limits``."""
+    from ros_vi.mechanics.inputs import config_efforts
     n = int(round(duration / dt))
     data = plant.model.create_data()
     data.set(q0, np.zeros(plant.nQ))
-    mvi = MidpointVI(plant)
+    mvi = MidpointVI(plant, min_iterations=1)
     mvi.initialize_from_state(0.0, q0, dynamics.momentum_from_velocity(plant.model, data, v0))
     lim = np.full(plant.nu, np.inf) if limits is None else np.asarray(limits, dtype=float)
     Q, V, U, outputs = [], [], [], []
     for k in range(n + 1):
         q = mvi.q2.copy()
         data.set(q, np.zeros(plant.nQ))
-        v = dynamics.velocity_from_momentum(plant.model, data, mvi.p2)
+        v = dynamics.velocity_from_momentum(plant.model, data, mvi.p2_end)
         Q.append(q)
         V.append(v)
         if k == n:
             break
-        outputs.append(np.zeros(plant.nu) if law is None else law(k * dt, q, v))
+        efforts = config_efforts(plant, U[-1] if U else np.zeros(plant.nu))
+        outputs.append(np.zeros(plant.nu) if law is None else law(k * dt, q, v, efforts))
         u = outputs[k - delay] if k >= delay else np.zeros(plant.nu)
         u = np.clip(u, -lim, lim)
         U.append(u)
@@ -51,8 +55,8 @@ def object_law(controller, plant):
     """The controller object as law(t, q, v) -> plant input vector."""
     controller.reset()
 
-    def law(t, q, v):
-        return controller.full_input(controller.compute(q, v).u, plant)
+    def law(t, q, v, efforts):
+        return controller.full_input(controller.compute(q, v, efforts).u, plant)
     return law
 
 
@@ -255,7 +259,7 @@ def test_python_callable_runs_on_the_general_path_and_failures_are_per_copy(pend
     assert list(result.ok) == [True, True, False]
     assert 'out of range' in result.error[2] and result.error[0] is None
     _, Q, _, _ = reference_run(fresh_pendulum(), q0[0], np.zeros(1), 1.0, DT,
-                               lambda t, q, v: np.array([-2.0 * q[0] - 0.5 * v[0]]),
+                               lambda t, q, v, e: np.array([-2.0 * q[0] - 0.5 * v[0]]),
                                [10.0])
     np.testing.assert_allclose(result.q[0], Q[-1], rtol=0, atol=1e-12)
     assert result.t_end[2] == 0.0 and math.isnan(result.time_to_target[2])

@@ -27,10 +27,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..control.compiled import control_law
+from ..control.compiled import control_law, discrete_momentum
 from ..integrators import packed
 from ..integrators.node_state import momentum_energy, node_terms
 from ..integrators.step_body import newton_step
+from ..mechanics import kernel
 
 # per-copy status
 RUNNING, DONE, ESCALATE, FAILED = 0, 1, 2, 3
@@ -110,6 +111,7 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
     M = np.empty((nd, nd))
     Mc = np.empty((nd, nd))
     pc = np.empty(nd)
+    vc = np.empty(nd)
     scratch = np.empty(nd)
     x = np.empty(2 * nd)
     u = np.zeros(m)
@@ -164,14 +166,28 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
             status[0] = DONE
             break
         if law_ints.shape[0] > 0:
+            # the law's state, as Controller.compute makes it from the published one: its
+            # model's discrete momentum pc (from the efforts applied over the last tick, zero
+            # before the first, and its damping; model views: [15] damping, [19] each
+            # input's config), the velocity vc = M_c^-1 pc and the energy at (q, vc)
             if same_model:
-                energy = T + V
+                Vc = V
                 for i in range(nd):
-                    pc[i] = p[i]
+                    pc[i] = p_end[i]        # M_c(q) v: the plant's own
+                    for j in range(nd):
+                        Mc[i, j] = M[i, j]
             else:
-                Tc, Vc = momentum_energy(model_c, ks, qm, zero, Md, q, v, pc, scratch, Mc)
-                energy = Tc + Vc
-            control_law(law_ints, law_row, balancing, q, v, pc, energy, u, x, law_dyn)
+                _, Vc = momentum_energy(model_c, ks, qm, zero, Md, q, v, pc, scratch, Mc)
+            discrete_momentum(model[19], applied, model_c[15], v, dt, pc)
+            Tc = 0.0
+            for i in range(nd):
+                vc[i] = pc[i]
+                for j in range(nd):
+                    Md[i, j] = Mc[i, j]
+            kernel.solve_in_place(Md, vc)
+            for i in range(nd):
+                Tc += 0.5 * pc[i] * vc[i]
+            control_law(law_ints, law_row, balancing, q, vc, pc, Tc + Vc, u, x, law_dyn)
         # the delay line: row k % (delay + 1) holds the output of tick k until k + delay
         for a in range(m):
             ring[k % (delay + 1), a] = u[a]

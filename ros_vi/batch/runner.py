@@ -41,6 +41,7 @@ from ..integrators import ConvergenceError, MidpointVI
 from ..integrators.fast_step import FastStepper
 from ..integrators.packed import MINIT
 from ..mechanics import dynamics
+from ..mechanics.inputs import config_efforts, input_configs
 from . import loop, parameters
 
 __all__ = ['Target', 'RolloutResult', 'rollout']
@@ -392,11 +393,14 @@ def _general_copy(b, system, controllers, callback, key, in_idx, limits, delay, 
                   dt, nsteps, tol, iterations, goal_q, goal_tol, goal_vtol, angles,
                   has_target, record_every, out):
     """Copy b on the general path with its controller and model parameters."""
-    controller, law = None, callback
+    controller, law = None, None
+    if callback is not None:
+        law = lambda t, q, v, efforts: callback(t, q, v)                  # noqa: E731
     if controllers is not None:
         controller = controllers[b]
         controller.reset()
-        law = lambda t, q, v: controller.compute(q, v).u     # noqa: E731
+        # the published state, efforts included (as the simulator's tick hands it over)
+        law = lambda t, q, v, efforts: controller.compute(q, v, efforts).u    # noqa: E731
     with parameters.applied(system, key):
         _run_general(b, system, law, in_idx, callback is not None, limits, delay, q0, v0,
                      t0, dt, nsteps, tol, iterations, goal_q, goal_tol, goal_vtol, angles,
@@ -419,6 +423,8 @@ def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, d
     acc, max_u = out.acc[b], out.max_u[b]
     acc[loop.A_ENTER] = math.nan
     acc[loop.A_ITERS] = 0.0
+    configs = input_configs(plant)
+    efforts = np.zeros(plant.nQ)         # applied over the tick before the first: none
     ring = np.zeros((delay + 1, nu))
     out.status[b] = loop.RUNNING
     k = 0
@@ -440,7 +446,7 @@ def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, d
         u = np.zeros(nu)
         if law is not None:
             try:
-                value = np.asarray(law(t, q, v), dtype=float).reshape(-1)
+                value = np.asarray(law(t, q, v, efforts), dtype=float).reshape(-1)
             except Exception as exc:       # a user's controller: report, do not stop others
                 out.error[b] = 'controller raised at t = %.6g s: %s: %s' % (
                     t, type(exc).__name__, exc)
@@ -457,6 +463,7 @@ def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, d
         ring[k % (delay + 1)] = u
         applied = ring[(k + 1) % (delay + 1)] if k >= delay else np.zeros(nu)
         applied = np.minimum(np.maximum(applied, -limits), limits)
+        efforts = config_efforts(plant, applied, configs)    # what the next state carries
         np.maximum(max_u, np.abs(applied), out=max_u)
         if record_every and k % record_every == 0:
             out.rec_u[b, k // record_every] = applied

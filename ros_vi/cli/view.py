@@ -173,7 +173,8 @@ class _Live:
         state = self.state
         command = np.zeros(self.plant.nu)
         if self.controller is not None and self.control_on:
-            command[self.idx] = self.controller.compute(state.positions, state.velocities).u
+            command[self.idx] = self.controller.compute(state.positions, state.velocities,
+                                                        state.efforts).u
         if state.t < self.kick_until:
             # the actuators' full effort: the simulation saturates at the limits anyway
             command += self.kick_sign * np.where(np.isfinite(self.limits), self.limits, 1.0)

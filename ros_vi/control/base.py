@@ -1,12 +1,13 @@
 """What every controller shares: the state it sees, the inputs it drives, the model it uses.
 
 A controller is a plain object.  :meth:`Controller.compute` takes the state a ROS node sees
-on ``joint_states`` -- positions ``q`` (nQ,) and velocities ``v`` (nQ,) in the model's config
-order (``System.configs``) -- and returns a :class:`ControlOutput`: the efforts ``u`` (m,)
-for the controller's inputs (``input_names``, saturated at ``u_max``), a ``mode`` string and
-the energy error for diagnostics.  The VI momentum is rebuilt as ``p = M(q) v`` with the
-controller's own model (docs/architecture.md), so a loop over topics and a loop in one
-process see the same state.
+on ``joint_states`` -- positions ``q`` (nQ,), velocities ``v`` (nQ,) and the efforts
+applied over the last tick (nQ,), in the model's config order (``System.configs``) -- and
+returns a :class:`ControlOutput`: the efforts ``u`` (m,) for the controller's inputs
+(``input_names``, saturated at ``u_max``), a ``mode`` string and the energy error for
+diagnostics.  The VI momentum is rebuilt from that state with the controller's own model
+(:meth:`Controller.momentum`, docs/architecture.md), so a loop over topics and a loop in
+one process see the same state.
 
 The controller's ``system`` is its private scratch model: ``compute`` overwrites its state.
 Give the plant (simulator) its own System instance.
@@ -134,12 +135,18 @@ class Controller(abc.ABC):
         self._zero_u = np.zeros(system.nu)
 
     # ------------------------------------------------------------------ public interface
-    def compute(self, q, v):
-        """Efforts for the state (q (nQ,), v (nQ,)) in config order; see :class:`ControlOutput`.
+    def compute(self, q, v, efforts=None):
+        """Efforts for the published state (q (nQ,), v (nQ,)) in config order and the
+        generalized efforts (nQ,) applied over the tick that led to it (``joint_states``'
+        effort field; None: unknown, taken as none); see :class:`ControlOutput`.
 
         Raises ValueError (naming the culprit) for wrong sizes or non-finite values."""
         q = self._checked(q, 'q')
         v = self._checked(v, 'v')
+        if efforts is not None:
+            # the laws are designed on the VI's discrete state: its momentum, rebuilt from
+            # the published state, and the velocity M^-1 p of that momentum
+            v = self.velocity(q, self.momentum(q, v, self._checked(efforts, 'efforts')))
         out = self._law(q, v)
         out.u = self.saturate(out.u)
         return out
@@ -161,13 +168,27 @@ class Controller(abc.ABC):
         return full
 
     # ------------------------------------------------------------------ model helpers
-    def momentum(self, q, v):
-        """Discrete momentum p = M(q) v (nQd,) with the controller's model."""
+    def momentum(self, q, v, efforts=None):
+        """The VI's discrete momentum p (nQd,) of a published state, with the controller's
+        model: ``(q, v)`` and the ``efforts`` (nQ,) applied over the tick that led to it.
+
+        The simulator publishes ``v = M(q)^-1 (p + J/2)``, the momentum at the tick's end
+        with J the impulse of the forces over the tick (``MidpointVI.p2_end``), so ``p = M(q)
+        v - J/2`` with ``J = dt (efforts + F(q, v))``, F the model's own forces at the state
+        (damping, friction; no input).  At a held equilibrium that is the VI's own fixed
+        point, elsewhere it is second-order accurate.  Without efforts (None) ``p = M(q)
+        v``: ``v`` is taken as the VI's discrete velocity (what :meth:`compute` hands the
+        laws)."""
         self._set(q, v)
-        return dynamics.momentum_from_velocity(self.system.model, self.system.data, v)
+        p = dynamics.momentum_from_velocity(self.system.model, self.system.data, v)
+        if efforts is None:
+            return p
+        nd = self.system.nQd
+        F = efforts[:nd] + dynamics.applied_forces(self.system).F[:nd]
+        return p - 0.5 * self.dt * F
 
     def velocity(self, q, p):
-        """v = M(q)^-1 p (nQ,) -- what the simulator publishes for (q, p)."""
+        """v = M(q)^-1 p (nQ,) for a momentum p (nQd,)."""
         self._set(q, np.zeros_like(q))
         return dynamics.velocity_from_momentum(self.system.model, self.system.data, p)
 

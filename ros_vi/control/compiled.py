@@ -33,7 +33,8 @@ from .handover import SwingUpAndBalance
 from .lqr import LQR
 from .swingup import AcrobotSwingUp, CartPoleSwingUp, PendulumSwingUp
 
-__all__ = ['pack_controllers', 'control_law', 'compiled_law_name', 'collocated_terms']
+__all__ = ['pack_controllers', 'control_law', 'compiled_law_name', 'collocated_terms',
+           'discrete_momentum']
 
 # law_ints header: the swing-up law, whether there is an LQR and a hand-over, sizes, then
 # the offsets of every parameter in a law_table row
@@ -312,6 +313,22 @@ def acrobot_input(law_ints, row, rest, q, v, energy, dyn):
     y = -(row[law_ints[O_KD]] * v[act] + row[law_ints[O_KP]] * q_err
           + k_e * err * h_bar) / den
     return m_bar * y + h_bar
+
+
+@njit(cache=True, inline='always')
+def discrete_momentum(in_cfg, applied, damping, v, dt, p):
+    """``p (n,) <- p - dt/2 (efforts + F(v))``: from ``p = M_c(q) v`` the VI's discrete
+    momentum a law sees, as :meth:`Controller.momentum` rebuilds it -- the efforts on the
+    configs of the inputs ``applied (nu,)`` over the last tick (``in_cfg (nu,)`` each
+    input's config, -1: none), ``F = -c v`` the model's Damping (``damping (n,)``), ``dt``
+    [s] the tick."""
+    n = p.shape[0]
+    for i in range(n):
+        effort = 0.0
+        for j in range(in_cfg.shape[0]):
+            if in_cfg[j] == i:
+                effort += applied[j]
+        p[i] -= 0.5 * dt * (effort + -damping[i] * v[i])
 
 
 @njit(cache=True, inline='always')

@@ -115,12 +115,15 @@ def acrobot_lqr(system, dt=ACROBOT_DT, Q=tuple(ACROBOT_Q), R=ACROBOT_R, u_max=No
                horizon=horizon)
 
 
-def acrobot_controller(system, dt=ACROBOT_DT, k_p=5.0, k_d=5.0, k_energy=0.5, den_min=0.1,
+def acrobot_controller(system, dt=ACROBOT_DT, k_p=6.0, k_d=4.0, k_energy=4.0, den_min=0.1,
                        kick_accel=20.0, u_max=None, Q=tuple(ACROBOT_Q), R=ACROBOT_R,
                        c_in=ACROBOT_C_IN, c_out=None):
-    """Spong's energy-based PFL swing-up (k_p = 5, k_d = 5, k_energy = 0.5) and the LQR catch
+    """Spong's energy-based PFL swing-up (k_p = 6, k_d = 4, k_energy = 4) and the LQR catch
     inside {V < 300} (leave above ``c_out``, default 2 ``c_in``).  On the shipped acrobot
-    (elbow <= 20 N m) it is upright (|q - q̄| < 0.05) from 6.7 s on."""
+    (elbow <= 20 N m) it is upright (|q - q̄| < 0.05) from 10.9 s on; from 48 starts within
+    0.02 rad of hanging (``ros_vi.rollout``) 45-46 are caught within 30 s (median 11.3 s).
+    The gains were chosen so (the earlier k_p = k_d = 5, k_energy = 0.5 caught 5 of 24:
+    its energy settled about 1 J short of the goal)."""
     swing = AcrobotSwingUp(system, dt, k_p=k_p, k_d=k_d, k_energy=k_energy, den_min=den_min,
                            kick_accel=kick_accel, u_max=u_max)
     return SwingUpAndBalance(swing, acrobot_lqr(system, dt, Q=Q, R=R, u_max=u_max),

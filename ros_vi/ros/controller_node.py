@@ -242,7 +242,8 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------------ state in
     def _state_from(self, msg):
-        """(q, v) in config order from a JointState, or raise ValueError saying why."""
+        """(q, v, efforts) in config order from a JointState (efforts None when the message
+        carries none), or raise ValueError saying why."""
         names = list(msg.name)
         if not names:
             raise ValueError('no joint names')
@@ -259,18 +260,27 @@ class ControllerNode(Node):
         idx = [names.index(j) for j in self.joint_names]
         q = np.array([msg.position[i] for i in idx], dtype=float)
         v = np.array([msg.velocity[i] for i in idx], dtype=float)
-        for what, arr in (('position', q), ('velocity', v)):
+        # the efforts applied over the tick (the simulator publishes them): the law rebuilds
+        # the VI's momentum with them (Controller.momentum)
+        efforts = None
+        if len(msg.effort) == len(names):
+            efforts = np.array([msg.effort[i] for i in idx], dtype=float)
+        elif len(msg.effort):
+            raise ValueError('%d names but %d efforts' % (len(names), len(msg.effort)))
+        for what, arr in (('position', q), ('velocity', v), ('effort', efforts)):
+            if arr is None:
+                continue
             bad = [j for j, x in zip(self.joint_names, arr) if not math.isfinite(x)]
             if bad:
                 raise ValueError('non-finite %s for %s' % (what, ', '.join(bad)))
-        return q, v
+        return q, v, efforts
 
     def _on_state(self, msg):
         self._last_state_wall = time.monotonic()
         self._missing = False
         stamp_ns = conv.stamp_to_ns(msg.header.stamp)
         try:
-            q, v = self._state_from(msg)
+            q, v, efforts = self._state_from(msg)
             age = self.cfg.max_state_age
             if age > 0:
                 now_ns = self.get_clock().now().nanoseconds
@@ -304,7 +314,7 @@ class ControllerNode(Node):
                         'dt = %.6g s: set rate (or dt) to the simulator\'s publish rate'
                         % (interval, self.controller.dt))
         try:
-            out = self.controller.compute(q, v)
+            out = self.controller.compute(q, v, efforts)
         except Exception as err:     # never let a law's failure kill the node
             self._reject('control law failed: %s' % err, msg.header.stamp)
             return

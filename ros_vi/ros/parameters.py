@@ -194,10 +194,11 @@ class SimulatorParameters(RobotParameters):
                                          "velocity) over the URDF's <ros2_control> block or "
                                          "the default (all three; none for a passive joint)",
                                      strings)
-    drive_frequency: float = param(300.0, 'natural frequency [rad/s] of the position and '
-                                          'velocity drives\' default gains (kp = m w^2, kd = 2 '
-                                          'zeta m w, m the reflected inertia)',
-                                   number(0.0, low_open=True))
+    drive_frequency: float = param(0.0, 'natural frequency [rad/s] of the position and '
+                                        'velocity drives\' default gains (kp = m w^2, kd = 2 '
+                                        'zeta m w, m the reflected inertia); 0: min(300, '
+                                        'rate x substeps), the stiffest drive a VI step '
+                                        'resolves', number(0.0))
     drive_damping_ratio: float = param(1.0, 'damping ratio zeta of the drives\' default gains',
                                        number(0.0))
     drive_gains: list = param([], "'joint:kp,kd' entries replacing a joint's default drive "
@@ -360,9 +361,9 @@ class SwingUpControllerParameters(ControllerParameters):
                                        'cartpole.kick_accel')
     acrobot_passive: str = _gain('shoulder', 'passive joint', 'acrobot.passive')
     acrobot_active: str = _gain('elbow', 'actuated joint', 'acrobot.active')
-    acrobot_k_p: float = _gain(5.0, 'PFL stiffness [1/s^2]', 'acrobot.k_p')
-    acrobot_k_d: float = _gain(5.0, 'PFL damping [1/s]', 'acrobot.k_d')
-    acrobot_k_energy: float = _gain(0.5, 'energy weight of the Lyapunov function '
+    acrobot_k_p: float = _gain(6.0, 'PFL stiffness [1/s^2]', 'acrobot.k_p')
+    acrobot_k_d: float = _gain(4.0, 'PFL damping [1/s]', 'acrobot.k_d')
+    acrobot_k_energy: float = _gain(4.0, 'energy weight of the Lyapunov function '
                                          '[1/(J s^2)]', 'acrobot.k_energy')
     acrobot_den_min: float = _gain(0.1, 'floor of the law denominator 1 + k_energy E~ M_bar '
                                         '(> 0)', 'acrobot.den_min')

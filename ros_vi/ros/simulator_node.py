@@ -174,7 +174,7 @@ class SimulatorNode(Node):
                 command_decay=cfg.command_decay, command_joints=cfg.command_joints or None,
                 max_refinements=cfg.max_refinements, max_iterations=cfg.max_iterations,
                 max_subdivisions=cfg.max_subdivisions, tolerance=cfg.tolerance,
-                drive_frequency=cfg.drive_frequency,
+                drive_frequency=cfg.drive_frequency or None,
                 drive_damping_ratio=cfg.drive_damping_ratio)
         except OptionError as err:
             raise ParameterError('parameter %s' % err) from None

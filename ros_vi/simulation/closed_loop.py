@@ -161,7 +161,7 @@ def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=No
         if k == ticks:
             break
         if controller is not None:
-            out = controller.compute(state.positions, state.velocities)
+            out = controller.compute(state.positions, state.velocities, state.efforts)
             command[idx] = out.u
             sim.set_input_commands(command)
             err[k], cost[k] = out.energy_error, out.cost

@@ -154,8 +154,9 @@ class Simulation:
         inertia (the mass matrix diagonal at the initial configuration), w
         ``drive_frequency`` [rad/s] and zeta ``drive_damping_ratio``.
     drive_frequency, drive_damping_ratio : float
-        See ``drive_gains`` (defaults :data:`DEFAULT_DRIVE_FREQUENCY`,
-        :data:`DEFAULT_DRIVE_DAMPING_RATIO`).
+        See ``drive_gains``; defaults ``min(DEFAULT_DRIVE_FREQUENCY, 1 / h)`` with h = dt /
+        substeps the VI step (300 rad/s at 300 Hz and above: a drive the step resolves), and
+        :data:`DEFAULT_DRIVE_DAMPING_RATIO`.
     initial_positions, initial_velocities : dict {joint: value}, (n,) array, or None
         Initial state (joints not named keep the system's current q / zero velocity).
     max_refinements : int
@@ -180,7 +181,7 @@ class Simulation:
                  initial_velocities=None, max_refinements=3, max_iterations=50,
                  tolerance=1e-10, t0=0.0, max_subdivisions=8, command_interfaces=None,
                  command_bounds=None, drive_gains=None,
-                 drive_frequency=DEFAULT_DRIVE_FREQUENCY,
+                 drive_frequency=None,
                  drive_damping_ratio=DEFAULT_DRIVE_DAMPING_RATIO):
         self.system = system
         self.dt = _check_positive(dt, 'dt')
@@ -190,6 +191,8 @@ class Simulation:
         self.max_refinements = _check_count(max_refinements, 'max_refinements', 0)
         self.max_iterations = _check_count(max_iterations, 'max_iterations', 1)
         self.t0 = float(t0)
+        if drive_frequency is None:
+            drive_frequency = min(DEFAULT_DRIVE_FREQUENCY, self.substeps / self.dt)
         drive_frequency = _check_positive(drive_frequency, 'drive_frequency')
         drive_damping_ratio = _check_positive(drive_damping_ratio, 'drive_damping_ratio',
                                               True)
