@@ -150,6 +150,30 @@ def test_follow_joint_trajectory_goal_succeeds(probe, arm):
     assert client.feedback
 
 
+def test_a_goal_ending_at_rest_against_gravity_succeeds_with_the_default_tolerances(
+        probe, arm):
+    """A goal ending at rest in a pose held against gravity aborted: "joint 'joint_2'
+    velocity error -0.0168434 exceeds tolerance 0.01" (the published velocity of a held
+    joint was half the step's impulse, not zero).  With the default tolerances (stopped
+    velocity 0.01 rad/s) it succeeds now."""
+    client = ActionGoalClient(probe, arm.topic('joint_trajectory_controller/'
+                                               'follow_joint_trajectory'))
+    try:
+        goal = FollowJointTrajectory.Goal(
+            trajectory=trajectory([(1.5, TARGET, [0.0] * 7)], JOINTS))
+        response = client.result(client.send(goal))
+    finally:
+        client.destroy()
+    assert response.status == GoalStatus.STATUS_SUCCEEDED, response.result.error_string
+    # half a second after the goal's end the held arm publishes rest
+    later = _now(arm) + 0.5
+    held = arm.js.wait(lambda m: stamp_to_ns(m.header.stamp) * 1e-9 >= later,
+                       start=len(arm.js.msgs), what='the held pose')
+    assert np.abs(np.array(held.position[:7]) - TARGET).max() < TOLERANCE
+    assert np.abs(np.array(held.velocity[:7])).max() < 1e-6     # was 0.017 for joint_2
+    _home(probe, arm)
+
+
 def test_follow_joint_trajectory_impossible_path_tolerance_aborts(probe, arm):
     client = ActionGoalClient(probe, arm.topic('joint_trajectory_controller/'
                                                'follow_joint_trajectory'))
