@@ -186,11 +186,14 @@ def test_simulate_initial_velocity_and_gravity(tmp_path):
     rec = load_recording(tmp_path / 'g0.npz')
     assert rec.metadata['gravity'] == 0
     # no gravity: the damped pendulum (1 kg m^2, 1 N m s/rad) obeys v' = -v.  trep's VI puts
-    # the step's damping impulse -c (q2 - q1) in the first DEL slot, so p2 = m (q2 - q1)/h
-    # with p1 = (m + c h)(q2 - q1)/h: v_k+1 = v_k / (1 + h) exactly
+    # the step's damping impulse J = -c (q2 - q1) in the first DEL slot, so p2 = m (q2 -
+    # q1)/h with p1 = (m + c h)(q2 - q1)/h: p_k = (1 + h)^-k exactly.  What is published is
+    # the momentum at the step's end, p2 + J/2 = (1 - h/2) p_k (after the first sample, the
+    # initial state as given)
     h = 0.01
     k = np.arange(len(rec))
-    np.testing.assert_allclose(rec.velocity[:, 0], (1 + h) ** -k, rtol=1e-12)
+    expected = np.where(k == 0, 1.0, (1 - h / 2) * (1 + h) ** -k)
+    np.testing.assert_allclose(rec.velocity[:, 0], expected, rtol=1e-12)
 
 
 def _solver_breaks_after(monkeypatch, t_break):

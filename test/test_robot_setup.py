@@ -40,6 +40,22 @@ def test_the_passive_joint_is_refused_by_name_and_saturated_in_a_raw_vector():
         Simulation.from_urdf(case.ROBOT, command_interfaces={'wrist': ['effort']})
 
 
+def test_a_block_listing_the_passive_joint_gives_it_no_interface():
+    """A ``<ros2_control>`` block may list a passive joint with command interfaces (urdfdom
+    and ros2_control accept it; the importer notes the quirk): the robot still starts, and the joint
+    offers none, so a command to it is refused by the one rule."""
+    block = case.ROBOT.replace('</ros2_control>', '''
+    <joint name="wrist"><command_interface name="effort"/>
+      <command_interface name="position"/><state_interface name="position"/></joint>
+  </ros2_control>''')
+    sim = Simulation.from_urdf(block, rate=500.0)
+    assert [w.name for w in sim.system.urdf.warnings if 'passive' in w.problem] == ['wrist']
+    assert sim.command_interfaces == case.INTERFACES
+    assert joint_interfaces(sim.system)['wrist'].interfaces == ()
+    with pytest.raises(ValueError, match=case.PASSIVE_REFUSAL):
+        sim.set_commands({'wrist': 1.0}, interface='position')
+
+
 def test_a_target_beyond_the_bound_settles_at_the_bound():
     sim = Simulation.from_urdf(case.ROBOT, rate=500.0, drive_frequency=case.DRIVE_FREQUENCY)
     sim.set_commands({'slide': 0.0}, interface='velocity')

@@ -87,8 +87,9 @@ def node_parameters(path, node_name):
 class LoopRun:
     """What :func:`run_loop` recorded over the topics (N ticks of dt).
 
-    t (N+1,) [s]; q, v (N+1, nQ) from joint_states; p (N+1, nQd) = M(q) v with the
-    controller's model; u (N, m) efforts applied over [t_k, t_k+1] (the simulator's
+    t (N+1,) [s]; q, v (N+1, nQ) from joint_states; p (N+1, nQd) the VI's discrete momentum
+    as the controller rebuilds it (:meth:`ros_vi.control.Controller.momentum` of q, v and the
+    published efforts, with the controller's model); u (N, m) efforts applied over [t_k, t_k+1] (the simulator's
     joint_states effort of the next state) for ``input_names``; E (N+1,) model energy [J]
     and ``goal_energy``; progress: the controller's diagnostics as dicts (state_time, mode,
     energy_error, ...); wall_time [s] of the loop; joint_names, input_names, angles (bool
@@ -222,7 +223,9 @@ def run_loop(model='pendulum', duration=None, controller='swingup', initial_posi
     eff = np.array([states[s][3] for s in stamps])
     cols = [names.index(j) for j in controller_obj.input_names]
     u = eff[1:, cols]
-    p = np.array([controller_obj.momentum(a, b) for a, b in zip(q, v)])
+    # the VI's momentum as the controller rebuilds it from what it was sent: (q, v) and the
+    # efforts applied over the tick that led there
+    p = np.array([controller_obj.momentum(a, b, e) for a, b, e in zip(q, v, eff)])
     E = np.array([controller_obj.energy(a, b) for a, b in zip(q, v)])
     return LoopRun(np.array(stamps) * 1e-9, q, v, p, u, E, lqr.goal_energy, list(names),
                    list(controller_obj.input_names), angle_mask(controller_obj.system),

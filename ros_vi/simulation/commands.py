@@ -101,20 +101,23 @@ def joint_interfaces(system, effort_limits=None, overrides=None):
     In order of precedence: ``overrides`` {joint: iterable of interface names} (e.g. the
     node's ``command_interfaces`` parameter; an override drops the block's bounds), then the
     URDF's ``<ros2_control>`` block when the robot has one (a joint it does not list takes
-    no command, as in ros2_control), then :func:`default_command_interfaces`.  Joints are
+    no command, as in ros2_control; a passive joint it lists takes none either), then
+    :func:`default_command_interfaces`.  Joints are
     the system's config names (``prefix + URDF name`` for a prefixed import).  Names are not
     validated here: :class:`CommandTable` does that (unknown, mimic, passive joints).
     """
-    table = {j: JointInterfaces(i, {}, 'default' if i else None)
-             for j, i in default_command_interfaces(system, effort_limits).items()}
+    defaults = default_command_interfaces(system, effort_limits)
+    table = {j: JointInterfaces(i, {}, 'default' if i else None) for j, i in defaults.items()}
     robot = getattr(system, 'urdf', None)
     controls = robot.joint_controls if robot is not None else {}
     if controls:
         table = {j: JointInterfaces() for j in table}
         for joint, control in controls.items():
             name = robot.prefix + joint
-            if name not in table:
-                continue        # the importer warned: a passive or unactuated joint
+            if not defaults.get(name):
+                # the importer warned: an unactuated joint, or a passive one (effort limit
+                # 0), which the block cannot make take commands (the passive-joint rule)
+                continue
             table[name] = JointInterfaces(
                 tuple(control.command_interfaces),
                 {i: tuple(b) for i, b in control.bounds.items()

@@ -67,8 +67,8 @@ def test_controller_parameters_dt_and_gains():
     cfg = read(SwingUpControllerParameters, urdf_file='r.urdf', rate=50,
                law='acrobot', acrobot__k_p=7)
     assert cfg.dt == 1 / 50.0
-    assert cfg.gains == {'passive': 'shoulder', 'active': 'elbow', 'k_p': 7.0, 'k_d': 5.0,
-                         'k_energy': 0.5, 'den_min': 0.1, 'kick_accel': 20.0}
+    assert cfg.gains == {'passive': 'shoulder', 'active': 'elbow', 'k_p': 7.0, 'k_d': 4.0,
+                         'k_energy': 4.0, 'den_min': 0.1, 'kick_accel': 20.0}
     assert read(LQRControllerParameters, urdf_file='r.urdf', dt=0.01).dt == 0.01
     with pytest.raises(ParameterError, match='parameter law: expected one of pendulum, '
                                              'cartpole, acrobot'):
