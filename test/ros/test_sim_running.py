@@ -3,6 +3,7 @@ late joiners, /clock and diagnostics."""
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -23,7 +24,11 @@ def arm(probe):
                       'real_time_factor': 1.0, 'diagnostics_period': 0.5,
                       'initial_joints': ['joint_2', 'joint_4'],
                       'initial_positions': [0.4, -0.8]})
-    sim.js = probe.subscribe(JointState, sim.topic('joint_states'))
+    # a deep reader queue: on a loaded machine the probe's executor can fall 100 ms behind,
+    # and the default depth 10 would then drop states the stamp check below counts on
+    deep = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
+                      reliability=ReliabilityPolicy.RELIABLE)
+    sim.js = probe.subscribe(JointState, sim.topic('joint_states'), deep)
     sim.js.wait(what='the first joint_states', timeout=30)
     yield sim
     sim.stop_cleanly()
