@@ -3,13 +3,15 @@
 The derivatives of a frame vector (a frame's origin, or a direction fixed in the frame) have
 one definition, the kernel ``ros_vi.mechanics.kernel.frame_vectors`` (orders 0 to 2); the
 built-in constraints (every order), the pose derivatives of the frame API, the tape measures
-and the third derivatives are obtained from it.  Two second forms of a first derivative
-remain, for the speed of the compiled step and of contact detection, and are held here to
+and the third derivatives are obtained from it.  Three second forms of a first derivative
+remain, for the speed of the compiled step, of contact detection and of user forces, and are held here to
 the first at random states of random trees (with mimic frames), to 1e-12:
 
 * the compiled constraint kernel (h and Dh, the Jacobian paired with a wrench) against the
   general path's stacked constraints;
 * the collision separation rates (also the wrench form) against the frame-vector D1;
+* the first pose derivative of the frame API, dg/dq_a = S_a^ g (the twist form), against the
+  frame vectors of the pose's axes and origin;
 
 and the frame API's per-entry third pose derivative (products of twists, which also give the
 fourth order and the body velocity's derivatives) against the stacked one.
@@ -209,8 +211,9 @@ def test_frame_vector_derivatives_against_differences(seed):
 
 @pytest.mark.parametrize('seed', range(3))
 def test_pose_derivatives_are_the_frame_vectors_and_their_differences(seed):
-    """A pose's derivatives are those of its axes and origin (the same arrays as the frame
-    vectors'); the inverse pose's and the third order against differences."""
+    """A pose's derivatives are those of its axes and origin (the second order the same
+    arrays as the frame vectors', the first their twist form to 1e-12); the inverse pose's
+    and the third order against differences."""
     rng = np.random.default_rng(seed)
     s, frames = random_tree(rng)
     set_random_state(s, rng)
@@ -218,8 +221,12 @@ def test_pose_derivatives_are_the_frame_vectors_and_their_differences(seed):
     pose = pose_derivatives({}, frame)
     fv = frame_vectors(s)
     origin, ex = fv.slot(frame), fv.slot(frame, [1.0, 0.0, 0.0])
+    axes = [fv.slot(frame, e) for e in np.eye(3)]
     X, D1, D2 = fv.get(2)
-    np.testing.assert_array_equal(pose.G1[:, :3, 3], D1[origin])
+    assert_close(pose.G1[:, :3, 3], D1[origin], **TIGHT)        # the twist form
+    for j, slot in enumerate(axes):
+        assert_close(pose.G1[:, :3, j], D1[slot], **TIGHT)
+    assert not pose.G1[:, 3].any()
     np.testing.assert_array_equal(pose.G2[..., :3, 0], D2[ex])
     assert_close(pose.G1, np.moveaxis(central(s, frame.g), -1, 0), **DIFF)
     assert_close(pose.GI1, np.moveaxis(central(s, frame.g_inv), -1, 0), **DIFF)

@@ -16,6 +16,8 @@ Example
 >>> from ros_vi.mechanics import dynamics
 >>> M = dynamics.mass_matrix(system.model, data)  # (nQd, nQd) at q = 0.3
 """
+import weakref
+
 import numpy as np
 
 
@@ -36,7 +38,8 @@ class Cache:
     third = None         # third partials of L
     force2 = None        # second derivatives of the forces
     dynamics2 = None     # second derivatives of the dynamics
-    components = None    # {owner: (tag, dict)}: results of components (state_results)
+    components = None    # {owner: (tag, dict)}: results of components (state_results;
+                         # a StateMemo keeps (version, generation, dict))
 
 
 class Data:
@@ -120,6 +123,15 @@ class Data:
         return '<Data t=%g q=%s dq=%s u=%s>' % (self.t, self.q, self.dq, self.u)
 
 
+def _dead_reference():
+    """Stands for a weak reference to nothing."""
+    return None
+
+
+#: :attr:`StateMemo._last` before any state: matches no Cache
+_NO_STATE = (_dead_reference, None, None, None)
+
+
 def state_results(data, owner, tag):
     """The dict in which ``owner`` keeps its results for the current state of ``data``.
 
@@ -171,17 +183,44 @@ class StateMemo:
     measure lengths, frame poses, constraint derivatives) between calls at one state.
     """
 
-    __slots__ = ('_system', '_generation')
+    __slots__ = ('_system', '_generation', '_last')
 
     def __init__(self, system):
         self._system = system
         self._generation = 0
+        self._last = _NO_STATE
 
     def get(self):
         """The dict for the current state (empty after any change)."""
+        # the frame API calls this once per derivative entry (millions of times in a user
+        # force's loop): the last state's dict is remembered (one attribute, read and
+        # written whole, so threads on other Data only miss it), else state_results'
+        # lookup, inlined without its tag tuple
         system = self._system
-        return state_results(system.data, self, (system.parameter_version, self._generation))
+        cache = system.data.cache
+        version = system.parameter_version
+        last = self._last
+        if last[0]() is cache and last[1] == version and last[2] == self._generation:
+            return last[3]
+        table = cache.components
+        if table is None:
+            table = cache.components = {}
+        entry = table.get(self)
+        if entry is None or entry[0] != version or entry[1] != self._generation:
+            entry = table[self] = (version, self._generation, {})
+        # a weak reference: the memo must not keep an old state's results alive
+        self._last = (weakref.ref(cache), version, self._generation, entry[2])
+        return entry[2]
 
     def clear(self):
         """Forget everything (e.g. after a parameter of the owner changed)."""
         self._generation += 1
+
+    def __getstate__(self):
+        # a copy (pickle, deepcopy) starts with nothing remembered: weak references do not
+        # copy, and the results live in the Data anyway
+        return self._system, self._generation
+
+    def __setstate__(self, state):
+        self._system, self._generation = state
+        self._last = _NO_STATE

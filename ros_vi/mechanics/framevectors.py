@@ -59,26 +59,47 @@ def _cross(a, b):
     return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
 
 
+class FrameVectorSet:
+    """k vectors fixed in one frame, described once (their arrays are what the kernel
+    takes, so a caller evaluating the same set at many states builds them once).
+
+    ``directions``: per vector, None for the frame origin [m] or a (3,) direction in frame
+    coordinates (world value ``R n``).  Attributes: ``count`` k; ``directions`` (k, 3)
+    (zero rows for origins); ``origin`` (k,) bool."""
+
+    __slots__ = ('count', 'directions', 'origin')
+
+    def __init__(self, directions):
+        directions = tuple(directions)
+        self.count = len(directions)
+        self.directions = np.array([np.zeros(3) if d is None else d for d in directions],
+                                   dtype=float).reshape(self.count, 3)
+        self.origin = np.array([d is None for d in directions], dtype=np.bool_)
+
+
 def vector_derivatives(model, kinematics, frame, order, directions=(None,)):
     """World vectors fixed in frame ``frame`` (an index) and their config derivatives up to
     ``order`` (0 to 3).
 
     ``kinematics``: ``(R, P, S)`` of the state (:func:`ros_vi.mechanics.dynamics.kinematics`);
-    ``directions``: per vector, None for the frame origin [m] or a (3,) direction in frame
-    coordinates (world value ``R n``).  Returns ``[X (k, 3), D1 (k, nQ, 3), D2 (k, nQ, nQ, 3),
-    D3 (k, nQ, nQ, nQ, 3)]`` truncated after ``order`` (k vectors, derivatives over configs).
-    Orders 0 to 2 are the kernel's (:func:`ros_vi.mechanics.kernel.frame_vectors`); the
-    third is ``w_o x`` the second (the module docstring).
+    ``directions``: a :class:`FrameVectorSet`, or per vector None for the frame origin [m]
+    or a (3,) direction in frame coordinates (world value ``R n``).  Returns ``[X (k, 3),
+    D1 (k, nQ, 3), D2 (k, nQ, nQ, 3), D3 (k, nQ, nQ, nQ, 3)]`` truncated after ``order`` (k
+    vectors, derivatives over configs).  Orders 0 to 2 are the kernel's
+    (:func:`ros_vi.mechanics.kernel.frame_vectors`); the third is ``w_o x`` the second (the
+    module docstring).
     """
     R, P, S = kinematics
+    vectors = directions if isinstance(directions, FrameVectorSet) else \
+        FrameVectorSet(directions)
     chain = model.frame_chain(frame)
-    k, n = len(directions), chain.size
-    item_dir = np.array([np.zeros(3) if d is None else d for d in directions],
-                        dtype=float).reshape(k, 3)
+    k, n = vectors.count, chain.size
+    chains = np.empty((k, n), dtype=np.int64)
+    chains[:] = chain                       # every vector moves with the same chain
     X, D1, D2 = kernel.frame_vectors(
-        R, P, S, np.full(k, frame, dtype=np.int64), item_dir,
-        np.array([d is None for d in directions], dtype=np.bool_),
-        np.arange(k + 1, dtype=np.int64) * n, np.tile(chain, k), 2 if order >= 2 else 1)
+        R, P, S, np.full(k, frame, dtype=np.int64), vectors.directions, vectors.origin,
+        np.arange(0, (k + 1) * n, n, dtype=np.int64) if n else np.zeros(k + 1, np.int64),
+        chains.reshape(-1), 2 if order >= 2 else 1)
     out = [X, model.fold(D1, (1,))]
     if order >= 2:
         out.append(model.fold(D2, (1, 2)))

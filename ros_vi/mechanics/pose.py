@@ -12,19 +12,22 @@ products (shallowest coordinate leftmost, see :mod:`ros_vi.mechanics.frame`)::
 
 The columns of ``g`` are frame vectors -- the frame's three axes (directions ``R e_j``) and
 its origin -- so the derivatives of ``g`` are those of four vectors, taken from their one
-definition (:func:`ros_vi.mechanics.framevectors.vector_derivatives`); the inverse's follow
-the products above.  :class:`PoseDerivatives` stacks them for every config, (nQ, 4, 4),
+definition (:func:`ros_vi.mechanics.framevectors.vector_derivatives`) for the second and
+third orders; the first is the product ``S_a^ g`` (the same formula in twist form: a user
+force asks for it at every new state, and one (nQ, 4, 4) product costs a fifth of the kernel
+call; test/test_mechanics_formulas.py holds it to the frame vectors to 1e-12); the inverse's
+follow the products above.  :class:`PoseDerivatives` stacks them for every config, (nQ, 4, 4),
 (nQ, nQ, 4, 4) and (nQ, nQ, nQ, 4, 4), once per state (over joint coordinates, then folded
 onto the configs when the system has mimic frames).  The frame API (``Frame.g_dq`` ...),
 the wrenches' higher derivatives and user forces read them.
 """
 import numpy as np
 
-from .framevectors import vector_derivatives
+from .framevectors import FrameVectorSet, vector_derivatives
 
 #: the columns of a pose as frame vectors: the three axes, then the origin
-_COLUMNS = (np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0]),
-            None)
+_COLUMNS = FrameVectorSet((np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]),
+                           np.array([0.0, 0.0, 1.0]), None))
 
 
 def hat(twist):
@@ -35,6 +38,17 @@ def hat(twist):
                      [w2, 0.0, -w0, v1],
                      [-w1, w0, 0.0, v2],
                      [0.0, 0.0, 0.0, 0.0]])
+
+
+def hats(twists):
+    """(n, 4, 4) matrices of n twists (n, 6), each as :func:`hat`."""
+    w, v = twists[:, :3], twists[:, 3:]
+    out = np.zeros((len(twists), 4, 4))
+    out[:, 0, 1], out[:, 0, 2] = -w[:, 2], w[:, 1]
+    out[:, 1, 0], out[:, 1, 2] = w[:, 2], -w[:, 0]
+    out[:, 2, 0], out[:, 2, 1] = -w[:, 1], w[:, 0]
+    out[:, :3, 3] = v
+    return out
 
 
 class PoseDerivatives:
@@ -61,11 +75,11 @@ class PoseDerivatives:
         self._model = model
         nt = model.nt           # joint coordinates; folded onto configs (Model.fold)
         H = np.zeros((nt, 4, 4))
-        for c in model.frame_chain(i):
-            H[c] = hat(S[c])
+        chain = model.frame_chain(i)
+        H[chain] = hats(S[chain])
         self._H = H
         self._G2 = self._GI2 = self._G3 = None
-        self.G1 = self._columns(1)
+        self.G1 = model.fold(H @ g)
         self.GI1 = model.fold(-(ginv @ H))
 
     def _columns(self, order):
@@ -73,7 +87,7 @@ class PoseDerivatives:
         ders = vector_derivatives(self._model, self._kinematics, self._frame, order,
                                   _COLUMNS)[order]              # (4, nQ, ..., 3)
         G = np.zeros(ders.shape[1:-1] + (4, 4))
-        G[..., :3, :] = np.moveaxis(ders, 0, -1)
+        G[..., :3, :] = ders.transpose(tuple(range(1, ders.ndim)) + (0,))   # column last
         return G
 
     @property

@@ -451,8 +451,14 @@ class System:
         q2)/2, dq = (q2 - q1)/dt, u = u1, t = (t1 + t2)/2).  Anything else (a controller, a
         linearisation, a simulation's outputs, a rollout) evaluates on its own
         ``model.create_data()`` and never moves this one."""
-        self._ensure_structure()
-        return self._data
+        if self._dirty:
+            self._ensure_structure()
+        evaluating = self._evaluating       # as _data, inlined: called per derivative entry
+        if evaluating:
+            data = evaluating.get(threading.get_ident())
+            if data is not None:
+                return data
+        return self._own_data
 
     @contextlib.contextmanager
     def evaluate_at(self, data):
