@@ -25,7 +25,6 @@ what they give one after the other, an ``evaluate_at`` block concerns its own th
 and no module of the mechanics keeps a module-level mutable cache
 (:func:`module_level_caches`, reusable for the rest of the core).
 """
-import ast
 import copy
 import os
 import pickle
