@@ -29,8 +29,8 @@ from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_EN
                      F_FIXEDP, F_FIXEDR, F_GVEC, F_IB, F_MASS, F_MIM_MULT, F_MIM_OFF,
                      F_SP_K, F_SP_Q0, F_VALUE, HEADER, HISTORY, ITERS, I_ANC, I_CFRAME,
                      I_CORDER, I_CPARENT, I_END, I_FCFG, I_FJOINT, I_IN_CFG, I_KIND,
-                     I_MASS_FRAMES, I_MIM_LEAD, I_PARENT, I_SP_IDX, MAXIT, ND, NDRIVE,
-                     NHIST, NQ, NT, NU, RNORM, STATUS, T2, TOL, W_ANCHOR, W_CHECK, W_DRIVE,
+                     I_FREE, I_MASS_FRAMES, I_MIM_LEAD, I_PARENT, I_SP_IDX, MAXIT, ND, NDRIVE,
+                     NFREE, NHIST, NQ, NT, NU, RNORM, STATUS, T2, TOL, W_ANCHOR, W_CHECK, W_DRIVE,
                      W_END, W_HIST, W_HIST_T, W_IMPULSE, W_K_IN, W_P1, W_P2, W_Q1, W_Q2,
                      W_Q2N, W_QM, W_U1, W_U_IN, W_V, W_VA, acceptance_views,
                      constraint_layout, kernel_scratch, layout, model_views,
@@ -182,6 +182,8 @@ class FastStepper:
         sizes = np.zeros(HEADER, dtype=np.int64)
         sizes[:NT + 1] = (nf, nq, nd, nu, len(model.corder), len(model.mass_frames), nsp,
                           model.nt)
+        charts = system.free_charts
+        sizes[NFREE] = 0 if charts is None else len(charts)
         o = layout(sizes)
         I = np.zeros(o[I_END], dtype=np.int64)
         I[:HEADER] = sizes
@@ -200,7 +202,9 @@ class FastStepper:
             if type(f) is ConfigForce:
                 in_cfg[f.finput.index] = f.config.index
         I[o[I_IN_CFG]:o[I_MIM_LEAD]] = in_cfg
-        I[o[I_MIM_LEAD]:o[I_END]] = model.mimic_leader
+        I[o[I_MIM_LEAD]:o[I_FREE]] = model.mimic_leader
+        if charts is not None:
+            I[o[I_FREE]:o[I_END]] = charts.rotation.ravel()
         self._I, self._o = I, o
         self._F = np.zeros(o[F_END])
         self._W = np.zeros(o[W_END])
@@ -326,6 +330,17 @@ class FastStepper:
         n = min(int(self._I[NHIST]), HISTORY)
         return (list(self._hist_t[HISTORY - n:]),
                 [q.copy() for q in self._hist[HISTORY - n:]])
+
+    def chart_views(self):
+        """Views a change of the free joints' charts rewrites
+        (:meth:`MidpointVI.recenter <ros_vi.integrators.midpointvi.MidpointVI.recenter>`):
+        the packed reference rotations (nf, 3, 3), the stored history configurations
+        (k, nq), the energy anchor's velocity (nd,) and the anchor."""
+        o, W, F = self._o, self._W, self._F
+        nf = self._system.model.nf
+        n = min(int(self._I[NHIST]), HISTORY)
+        return (F[o[F_FIXEDR]:o[F_FIXEDP]].reshape((nf, 3, 3)), self._hist[HISTORY - n:],
+                W[o[W_VA]:o[W_ANCHOR]], W[o[W_ANCHOR]:o[W_CHECK]])
 
     def memory(self):
         """Copy of what a step remembers besides the state: (history, energy anchor)."""

@@ -26,6 +26,7 @@ import scipy.linalg
 from numba import njit
 
 from ..mechanics import dynamics
+from ..mechanics.free import centre_partials, centre_partials_derivatives
 from .acceptance import A_TIME, check_root, new_anchor
 from .newton import (ARMIJO, BACKTRACK, MAX_BACKTRACKS, ROUNDING, STAGNATION,
                      STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
@@ -124,14 +125,35 @@ def constraint_jacobian_at(system, q):
     return dynamics.constraint_jacobian(system)
 
 
-def newton_jacobian(system, dt):
+def newton_jacobian(system, dt, delta=None):
     """d(D1 Ld + f-)/dq2 over the dynamic configs, (nd, nd), at the System's current
     (midpoint) state for a step of dt [s]: the block of
     :func:`ros_vi.integrators.derivatives.midpoint_partials`'s J2 that Newton's method
-    uses (same operations), without the other partials or the input derivative."""
+    uses (same operations), without the other partials or the input derivative.  With
+    free joints, ``delta`` (nQ,) is the step's increment q2 - q1 and their rotation rows
+    are those of the moving-chart discrete Lagrangian
+    (:func:`~ros_vi.mechanics.free.centre_partials`)."""
     t = dynamics.lagrangian_terms(system.model, system.data)
     e = dynamics.applied_jacobians(system)
-    return _del_jacobian(t.Lqq, e.V_dqdq, t.Lvq, t.M, e.F_dq, e.F_ddq, dt, system.model.nd)
+    nd = system.model.nd
+    J = _del_jacobian(t.Lqq, e.V_dqdq, t.Lvq, t.M, e.F_dq, e.F_ddq, dt, nd)
+    charts = system.free_charts
+    if charts is not None:
+        f = dynamics.applied_forces(system)
+        Lc = t.Lq[:nd] - f.V_dq[:nd]
+        Lv = t.Lv[:nd]
+        # d L_q / d q2 and d L_v / d q2 at the midpoint (q2 moves it by 1/2, its rate by 1/dt)
+        dLc = 0.5 * (t.Lqq - e.V_dqdq)[:nd, :nd] + t.Lvq[:nd, :nd].T / dt
+        dLv = 0.5 * t.Lvq[:nd, :nd] + t.M[:nd, :nd] / dt
+        for rot in charts.rotation:
+            c = delta[rot]
+            A, B = centre_partials(c, dt)
+            dA, dB = centre_partials_derivatives(c, dt)
+            J[rot, :] = dt * (A.T @ dLc[rot, :] + B.T @ dLv[rot, :]) + (
+                0.5 * dt * e.F_dq[rot, :nd] + e.F_ddq[rot, :nd])
+            J[np.ix_(rot, rot)] += dt * (np.einsum('ijk,i->jk', dA, Lc[rot])
+                                         + np.einsum('ijk,i->jk', dB, Lv[rot]))
+    return J
 
 
 class GeneralStep:
@@ -161,6 +183,9 @@ class GeneralStep:
         self.rnorm = np.nan            # |residual| of the root :meth:`solve` returned
         self.next_anchor = None        # the energy anchor a root :meth:`accept` took leaves
         self.no_anchor = new_anchor()
+        self.charts = system.free_charts
+        self.delta = None
+        self.conservative = None       # the conservative part dt L_q of the impulse (nd,)
 
     def begin(self, t1, t2, q1, p1, u1):
         """Work on the step from (t1, q1, p1) to t2 with input u1 (class docstring)."""
@@ -232,10 +257,23 @@ class GeneralStep:
             h2 = dynamics.constraint_values(s)
             self.Dh2 = dynamics.constraint_jacobian(s)
         data.set(self.q1 + 0.5 * delta, delta / dt, self.u1, 0.5 * (self.t1 + self.t2))
+        self.delta = delta
         Lq, Lv, T, Vg = dynamics.first_order_terms(model, data)
         e = dynamics.applied_forces(s)
         # the residual's terms' size: the root can only be found to rounding of these
         r, impulse, self.scale = _del_residual(self.p1, Lq, Lv, e.V_dq, e.F, dt, nd)
+        self.conservative = dt * (Lq[:nd] - e.V_dq[:nd])
+        if self.charts is not None:
+            # free joints: the first slot of the moving-chart discrete Lagrangian
+            # (ros_vi.mechanics.free.centre_partials) on each joint's rotation rows
+            Lc = Lq[:nd] - e.V_dq[:nd]
+            for rot in self.charts.rotation:
+                A, B = centre_partials(delta[rot], dt)
+                D1 = dt * (A.T @ Lc[rot] + B.T @ Lv[rot])
+                D2 = 0.5 * dt * Lc[rot] + Lv[rot]
+                r[rot] = self.p1[rot] + D1 + dt * e.F[rot]
+                impulse[rot] = D1 + D2 + dt * e.F[rot]
+                self.conservative[rot] = D1 + D2
         # the midpoint terms the acceptance test's energy balance reads
         self.midpoint_terms = T, Vg, Lq, e.V_dq
         if nc:
@@ -252,7 +290,7 @@ class GeneralStep:
         s = self.system
         nd, nc = s.nQd, s.nc
         A = np.zeros((nd + nc, nd + nc))
-        A[:nd, :nd] = newton_jacobian(s, self.t2 - self.t1)
+        A[:nd, :nd] = newton_jacobian(s, self.t2 - self.t1, self.delta)
         if nc:
             A[:nd, nd:] = -self.Dh1[:, :nd].T
             A[nd:, :nd] = self.Dh2[:, :nd]
@@ -365,7 +403,7 @@ class GeneralStep:
         # the impulse of the applied and constraint forces: the momentum change without the
         # conservative part dt L_q (half of it belongs to the step's end: MidpointVI.p2_end)
         Lq_d = Lq[:nd] - V_dq[:nd]
-        self.applied_impulse = self.impulse - dt * Lq_d
+        self.applied_impulse = self.impulse - self.conservative
         accepted, v = _check_general_root(self.q1, delta, linearised[0], linearised[1],
                                           self.applied_impulse, Lq_d, va, anchor, energy,
                                           T_m, V_m, dt, max(tolerance, self.rnorm), check)

@@ -65,7 +65,7 @@ import numpy as np
 
 from ..mechanics import dynamics
 from . import derivatives, general_step, packed
-from .acceptance import NCHECK, check_summary, rejection_reason
+from .acceptance import A_DT, NCHECK, check_summary, rejection_reason
 from .fast_step import FastStepper
 
 
@@ -202,6 +202,7 @@ class MidpointVI:
             self._lambda1 = np.zeros(s.nc)
             self._impulse = np.zeros(s.nQd)
         self._general = general_step.GeneralStep(s)
+        self._charts = s.free_charts
         self._deriv1 = None
         self._composite = None
         self._check = self._fast.check if self._fast is not None else np.zeros(NCHECK)
@@ -377,6 +378,28 @@ class MidpointVI:
         self._impulse[:] = 0.0
         self._reset_history([(t0, q0.copy()), (t1, q1.copy())])
 
+    def recenter(self):
+        """Move every free joint's chart to the attitude at q2 (a step does this first;
+        :mod:`ros_vi.mechanics.free`): the reference attitudes become those of q2, q2's
+        angles 0, and q1, p1, p2, the impulse, the predictor history and the energy anchor
+        are rewritten in the new charts.  The state is the same; only its coordinates
+        change.  No-op without free joints or when q2's angles are already 0."""
+        charts = self._charts
+        if charts is None or not charts.offsets(self._q2):
+            return
+        fast = self._fast
+        if fast is not None:
+            fixedR, history, va, anchor = fast.chart_views()
+            charts.recenter(self._model, self._q2, self._q1, history, self._p2, self._p1,
+                            self._impulse, va, anchor[A_DT] == 0.0, fixedR)
+        else:
+            history = np.array([q for _, q in self._history]).reshape(-1, self.nq)
+            va = None if self._anchor is None else self._anchor[1]
+            charts.recenter(self._model, self._q2, self._q1, history, self._p2, self._p1,
+                            self._impulse, va, va is None or self._anchor[0][A_DT] == 0.0)
+            self._history = [(t, q) for (t, _), q in zip(self._history, history)]
+        self._deriv1 = self._composite = None
+
     # ------------------------------------------------------------------ discrete mechanics
     def set_midpoint(self):
         """Put the System at the midpoint of the current step (trep's rule for what
@@ -445,6 +468,8 @@ class MidpointVI:
         if not t2 > self._t2:
             raise ValueError('step: t2 = %r must be later than the current time %r'
                              % (t2, self._t2))
+        if self._charts is not None:
+            self.recenter()
         fast = self._fast
         if fast is not None and q2_hint is None:
             hint = None if lambda1_hint is None else _vector(lambda1_hint, self.nc,

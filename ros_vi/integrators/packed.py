@@ -36,7 +36,7 @@ HEADER = 16          # header length of I
 
 # Header fields of I (indices into I): the sizes, then per-step inputs and results, then the
 # Newton updates a step takes at least (MidpointVI's min_iterations)
-NF, NQ, ND, NU, NJ, NM, NSP, NT, MAXIT, NHIST, STATUS, ITERS, MINIT = range(13)
+NF, NQ, ND, NU, NJ, NM, NSP, NT, MAXIT, NHIST, STATUS, ITERS, MINIT, NFREE = range(14)
 
 # Scalar slots at the start of W (indices into W): step length, tolerance, final residual
 # norm, end time of the step
@@ -47,13 +47,13 @@ NDRIVE = len(DRIVE_FIELDS)   # rows of the W_DRIVE segment (drives.FIELDS)
 # Segments of the packed arrays (indices into the offsets ``o = layout(I)``; the table in
 # :func:`layout` gives each one's length and contents)
 (I_PARENT, I_KIND, I_FCFG, I_FJOINT, I_CFRAME, I_CPARENT, I_CORDER, I_MASS_FRAMES, I_ANC,
- I_SP_IDX, I_IN_CFG, I_MIM_LEAD, I_END,
+ I_SP_IDX, I_IN_CFG, I_MIM_LEAD, I_FREE, I_END,
  F_VALUE, F_MASS, F_FIXEDR, F_FIXEDP, F_IB, F_GVEC, F_DAMPING, F_SP_K, F_SP_Q0, F_MIM_MULT,
  F_MIM_OFF, F_END,
  W_Q1, W_P1, W_Q2, W_P2, W_U1, W_U_IN, W_K_IN, W_HIST, W_HIST_T, W_Q2N, W_P2N, W_QM, W_V,
  W_R, W_P, W_S, W_VSP, W_VP, W_IC, W_H, W_G, W_LQ, W_LV, W_M, W_LVQ, W_LQQ, W_SU, W_SW,
  W_SZ, W_SG, W_TMP, W_J, W_RES, W_FORCE, W_DLT, W_VEL, W_MD, W_ZERO,
- W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_DRIVE, W_IMPULSE, W_END) = range(72)
+ W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_DRIVE, W_IMPULSE, W_END) = range(73)
 
 
 @njit(cache=True)
@@ -66,7 +66,8 @@ def layout(I):
     ===  ===============  ============  ===================================================
     A    X                length        contents
     ===  ===============  ============  ===================================================
-    I    (header)         HEADER        sizes NF..NT, then MAXIT, NHIST, STATUS, ITERS
+    I    (header)         HEADER        sizes NF..NT, then MAXIT, NHIST, STATUS, ITERS,
+                                        MINIT, NFREE
     I    I_PARENT         nf            Model.parent
     I    I_KIND           nf            Model.kind
     I    I_FCFG           nf            Model.fcfg
@@ -79,6 +80,7 @@ def layout(I):
     I    I_SP_IDX         nsp           config of each ConfigSpring
     I    I_IN_CFG         nu            config each input drives (ConfigForce), else -1
     I    I_MIM_LEAD       nt - nq       Model.mimic_leader
+    I    I_FREE           3 nfree       rotation configs of each free joint (FreeJointCharts)
     I    I_END                          (length of I)
     F    F_VALUE          nf            Model.value
     F    F_MASS           nf            Model.mass
@@ -162,7 +164,8 @@ def layout(I):
     o[I_SP_IDX] = o[I_ANC] + nt * nt
     o[I_IN_CFG] = o[I_SP_IDX] + nsp
     o[I_MIM_LEAD] = o[I_IN_CFG] + nu
-    o[I_END] = o[I_MIM_LEAD] + nt - nq
+    o[I_FREE] = o[I_MIM_LEAD] + nt - nq
+    o[I_END] = o[I_FREE] + 3 * I[NFREE]
 
     o[F_VALUE] = 0
     o[F_MASS] = o[F_VALUE] + nf
@@ -251,7 +254,7 @@ def model_views(I, F, o):
             F[o[F_SP_K]:o[F_SP_Q0]],                           # sp_k
             F[o[F_SP_Q0]:o[F_MIM_MULT]],                       # sp_q0
             I[o[I_IN_CFG]:o[I_MIM_LEAD]],                      # in_cfg
-            I[o[I_MIM_LEAD]:o[I_END]],                         # mimic_leader
+            I[o[I_MIM_LEAD]:o[I_FREE]],                        # mimic_leader
             F[o[F_MIM_MULT]:o[F_MIM_OFF]],                     # mimic_multiplier
             F[o[F_MIM_OFF]:o[F_END]])                          # mimic_offset
 

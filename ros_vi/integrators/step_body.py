@@ -25,9 +25,10 @@ from ..mechanics.kernel import (first_order_into, forward_kinematics_into, joint
 from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
 from .newton import (ARMIJO, BACKTRACK, MAX_BACKTRACKS, ROUNDING, STAGNATION,
                      STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
-from .packed import (BAD_INPUT, DT, HISTORY, ITERS, MAXIT, MINIT, NHIST, NOT_CONVERGED,
-                     NOT_FINITE, OK, REJECTED, RNORM, SINGULAR, STATUS, T2, TOL, W_IMPULSE,
-                     W_P1, W_Q1, W_U1)
+from ..mechanics.free import chart_first_slot_change, chart_jacobian_change
+from .packed import (BAD_INPUT, DT, HISTORY, I_END, I_FREE, ITERS, MAXIT, MINIT, NFREE, NHIST,
+                     NOT_CONVERGED, NOT_FINITE, OK, REJECTED, RNORM, SINGULAR, STATUS, T2,
+                     TOL, W_IMPULSE, W_P1, W_Q1, W_U1)
 
 
 @njit(cache=True, inline='always')
@@ -111,6 +112,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
     (CI, CF, lam, lamn, lbase, lstep, h2, Dh1, Dh2, th, dth, R2, P2, S2, K, rhs) = con
     nq, nd, nu, nc = q1.shape[0], p1.shape[0], u1.shape[0], lam.shape[0]
     max_iter = I[MAXIT]
+    nfree = I[NFREE]
+    free = I[o[I_FREE]:o[I_END]].reshape((nfree, 3))
     min_iter = I[MINIT]
     dt, tol, t2 = W[DT], W[TOL], W[T2]
     t1 = t2 - dt
@@ -237,6 +240,12 @@ def newton_step(I, W, o, model, ks, st, gv, con):
             r[i] = ri
             acc += ri * ri
             scale += mag * mag
+        if nfree > 0:
+            # free joints: the first slot of the moving-chart discrete Lagrangian
+            chart_first_slot_change(free, dlt, dt, Lq, Lv, r)
+            acc = 0.0
+            for i in range(nd):
+                acc += r[i] * r[i]
         rnorm = np.sqrt(acc)
         scale = np.sqrt(scale)
         satisfied = True
@@ -320,6 +329,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
                 # the step's non-conservative impulse: half of it belongs to the step's end
                 # (MidpointVI.p2_end)
                 W[o[W_IMPULSE] + i] = impulse_i
+            if nfree > 0:
+                chart_first_slot_change(free, dlt, dt, Lq, Lv, p2)
             for k in range(nc):
                 lam[k] = lamn[k]
             # Commit: q2 = q1 + increment; append (t2, q2) to the history; this step's
@@ -381,6 +392,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
         if singular:
             status = SINGULAR
             break
+        if nfree > 0:
+            chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J)
         if nc > 0:
             joint_twists_into(kind, cframe, corder, R2, P2, S2)
             constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2,

@@ -11,6 +11,7 @@ from . import dynamics
 from .config import Config, Input
 from .data import Data
 from .frame import WORLD, Frame
+from .free import FreeJointCharts
 from .framevectors import Stacking
 from .model import Model
 
@@ -66,6 +67,8 @@ class System:
         self._potentials = []
         self._forces = []
         self._constraints = []
+        self._free_joints = []
+        self._free_charts = None
         self._structure_funcs = []
         self._hold = 0
         self._dirty = True
@@ -102,6 +105,10 @@ class System:
 
     def _add_constraint(self, constraint):
         self._constraints.append(constraint)
+        self._structure_changed()
+
+    def _add_free_joint(self, joint):
+        self._free_joints.append(joint)
         self._structure_changed()
 
     def add_structure_changed_func(self, function):
@@ -204,12 +211,31 @@ class System:
             if pot.kernel_gravity is not None:
                 gravity = gravity + pot.kernel_gravity
         self._model = Model(frames, configs, len(dyn), len(self._inputs_list), gravity)
+        for joint in self._free_joints:
+            for c in joint.configs:
+                if c._kinematic:
+                    raise ValueError('free joint %r: its config %r is kinematic; a free '
+                                     'joint moves by its dynamics' % (joint.name, c.name))
+        self._free_charts = (FreeJointCharts(self._free_joints) if self._free_joints
+                             else None)
         for func in list(self._structure_funcs):
             func()
         for obj in self._potentials + self._forces + self._constraints:
             obj._structure_updated()
 
     # ------------------------------------------------------------------ components
+    @property
+    def free_joints(self):
+        """The free joints (:class:`~ros_vi.mechanics.free.FreeJoint`), in creation order."""
+        return tuple(self._free_joints)
+
+    @property
+    def free_charts(self):
+        """The compiled table of the free joints' charts
+        (:class:`~ros_vi.mechanics.free.FreeJointCharts`), or None without free joints."""
+        self._ensure_structure()
+        return self._free_charts
+
     @property
     def world_frame(self):
         """The fixed root frame (read only)."""

@@ -1,0 +1,443 @@
+"""Free joints: a rigid body's six degrees of freedom, with no attitude singularity.
+
+A free joint moves its body relative to a parent frame (usually the world) by a translation
+and a rotation.  It is built from frames the rest of the core already knows::
+
+    parent -> TX(x) -> TY(y) -> TZ(z) -> CONST_SE3(R_ref) -> RX(a) -> RY(b) -> RZ(c) = body
+
+so its configs are the body origin ``(x, y, z)`` [m] in the parent's axes and three
+rotation angles ``(a, b, c)`` [rad] about the body's own x, y, z axes, measured from a
+*reference attitude* ``R_ref``: the body's rotation in the parent frame is
+``R = R_ref Rx(a) Ry(b) Rz(c)``.
+
+The angles are a chart of SO(3) centred on ``R_ref``.  Three angles of any kind are singular
+somewhere (here at ``b = +-pi/2``), so the chart is *moved*: before every step of the
+integrator the reference is set to the body's current attitude, ``R_ref <- R_ref E(a, b,
+c)``, the angles become 0 and the momenta and stored configurations are rewritten in the new
+chart (:func:`recenter`).  A step therefore always starts at the centre of its chart, where
+the angles' rates are the body's angular velocity and the chart is as far from its
+singularity as it can be; a body can tumble through every attitude.
+
+Why this keeps the momenta exact: a step solves the midpoint discrete Euler-Lagrange
+equation in the chart centred on its start attitude ``R_k``, so its discrete Lagrangian is
+a function of ``R_k^T R_{k+1}`` and of world-frame translations and velocity norms only.  It
+is invariant under every rotation and translation of the world, and the step (a symplectic
+map in the chart, followed by a change of chart, a cotangent lift) commutes with them; a
+symplectic map that commutes with the group and fixes the states at rest conserves the
+momentum map exactly (discrete Noether).  Total linear and angular momentum are therefore
+conserved to the solver's tolerance, and the energy does not drift.  This is a Lie-group
+variational integrator on SO(3) x R^3 in canonical coordinates of the second kind; the
+midpoint rule inside the chart is the same step every other joint takes, so the compiled
+step, its derivatives and every force element work on free joints unchanged.
+
+Conventions (compare Pinocchio's free-flyer, which uses ``q = (p, quaternion)`` and the
+body-frame twist ``v = (R^T pdot, omega_body)``): our velocities are ``(pdot, omega_body)``
+-- the origin's velocity in the parent frame and the body angular velocity -- between
+steps (the angles' rates equal ``omega_body`` at the chart's centre).
+"""
+import numpy as np
+from numba import njit
+
+from .frame import CONST_SE3, RX, RY, RZ, TX, TY, TZ, Frame
+
+
+@njit(cache=True)
+def xyz_rotation(angles):
+    """``Rx(a) Ry(b) Rz(c)`` (3, 3) for ``angles = (a, b, c)`` [rad]: rotations about the
+    body's x, then its new y, then its new z axis (real or complex angles)."""
+    a, b, c = angles[0], angles[1], angles[2]
+    ca, sa, cb, sb, cc, sc = np.cos(a), np.sin(a), np.cos(b), np.sin(b), np.cos(c), np.sin(c)
+    R = np.empty((3, 3), dtype=angles.dtype)
+    R[0, 0], R[0, 1], R[0, 2] = cb * cc, -cb * sc, sb
+    R[1, 0], R[1, 1], R[1, 2] = ca * sc + sa * sb * cc, ca * cc - sa * sb * sc, -sa * cb
+    R[2, 0], R[2, 1], R[2, 2] = sa * sc - ca * sb * cc, sa * cc + ca * sb * sc, ca * cb
+    return R
+
+
+@njit(cache=True)
+def xyz_angles(R):
+    """The angles ``(a, b, c)`` (3,) [rad] with ``xyz_rotation(a, b, c) = R``, ``|b| <=
+    pi/2`` (the chart's inverse; continuous away from ``b = +-pi/2``)."""
+    out = np.empty(3)
+    out[1] = np.arctan2(R[0, 2], np.hypot(R[1, 2], R[2, 2]))
+    out[0] = np.arctan2(-R[1, 2], R[2, 2])
+    out[2] = np.arctan2(-R[0, 1], R[0, 0])
+    return out
+
+
+@njit(cache=True)
+def body_rate_matrix(angles):
+    """``J`` (3, 3) with ``omega_body = J(a, b, c) (a', b', c')``: the body angular velocity
+    [rad/s] of ``xyz_rotation`` for the angles' rates.  ``det J = cos b``; ``J(0) = I``
+    (real or complex angles)."""
+    b, c = angles[1], angles[2]
+    cb, sb, cc, sc = np.cos(b), np.sin(b), np.cos(c), np.sin(c)
+    J = np.zeros((3, 3), dtype=angles.dtype)
+    J[0, 0], J[0, 1] = cb * cc, sc
+    J[1, 0], J[1, 1] = -cb * sc, cc
+    J[2, 0], J[2, 2] = sb, 1.0
+    return J
+
+
+@njit(cache=True)
+def _rate_matrix_partials(s, v):
+    """``D`` (3, 3) with ``D[:, k] = (dJ/ds_k)(s) v``: how ``J(s) v`` changes with the
+    angles."""
+    b, c = s[1], s[2]
+    cb, sb, cc, sc = np.cos(b), np.sin(b), np.cos(c), np.sin(c)
+    D = np.zeros((3, 3), dtype=s.dtype)
+    D[0, 1], D[1, 1], D[2, 1] = -sb * cc * v[0], sb * sc * v[0], cb * v[0]
+    D[0, 2], D[1, 2] = -cb * sc * v[0] + cc * v[1], -cb * cc * v[0] - sc * v[1]
+    return D
+
+
+@njit(cache=True)
+def _solve3(J, B):
+    """``J^-1 B`` for a 3x3 J (Cramer's rule: real or complex, no pivoting needed near
+    the chart's centre where J ~ I)."""
+    d = (J[0, 0] * (J[1, 1] * J[2, 2] - J[1, 2] * J[2, 1])
+         - J[0, 1] * (J[1, 0] * J[2, 2] - J[1, 2] * J[2, 0])
+         + J[0, 2] * (J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0]))
+    inv = np.empty((3, 3), dtype=J.dtype)
+    inv[0, 0] = J[1, 1] * J[2, 2] - J[1, 2] * J[2, 1]
+    inv[0, 1] = J[0, 2] * J[2, 1] - J[0, 1] * J[2, 2]
+    inv[0, 2] = J[0, 1] * J[1, 2] - J[0, 2] * J[1, 1]
+    inv[1, 0] = J[1, 2] * J[2, 0] - J[1, 0] * J[2, 2]
+    inv[1, 1] = J[0, 0] * J[2, 2] - J[0, 2] * J[2, 0]
+    inv[1, 2] = J[0, 2] * J[1, 0] - J[0, 0] * J[1, 2]
+    inv[2, 0] = J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0]
+    inv[2, 1] = J[0, 1] * J[2, 0] - J[0, 0] * J[2, 1]
+    inv[2, 2] = J[0, 0] * J[1, 1] - J[0, 1] * J[1, 0]
+    return (inv / d) @ B
+
+
+@njit(cache=True)
+def centre_partials(c, dt):
+    """How the midpoint of a step moves when its chart's centre turns.
+
+    A step from the chart's centre to angles ``c`` (3,) [rad] in ``dt`` [s] evaluates the
+    Lagrangian at the chart point ``c/2`` with rates ``c/dt``.  Turning the start attitude
+    (the chart's centre) by a small body-fixed rotation ``delta`` while the end attitude
+    stays (the chart moves with the start) moves that midpoint; returns ``(A, B)`` (3, 3)
+    with ``d theta_m = A delta`` and ``d theta_m' = B delta`` in the unmoved chart.  The
+    moving-chart discrete Lagrangian's first slot derivative over the body rotation is
+    then ``dt (A^T L_q + B^T L_v)`` (at c = 0: A = I/2, B = -I/dt, the midpoint rule's
+    own).  Real or complex c (the Newton Jacobian differentiates it by complex step).
+    """
+    s = 0.5 * c
+    Jc = body_rate_matrix(c)
+    Js = body_rate_matrix(s)
+    dc = -_solve3(Jc, xyz_rotation(c).T.copy())          # d c / d delta
+    A = _solve3(Js, xyz_rotation(s).T + 0.5 * (Js @ dc))
+    rates = c / dt
+    # omega = J(c/2) c/dt in the moving chart; theta_m' = J(theta_m)^-1 omega in the fixed
+    d_omega = (0.5 * (_rate_matrix_partials(s, c) @ dc) + Js @ dc) / dt
+    B = _solve3(Js, d_omega - _rate_matrix_partials(s, rates) @ A)
+    return A, B
+
+
+@njit(cache=True)
+def centre_partials_derivatives(c, dt):
+    """``dA/dc_k``, ``dB/dc_k`` (3, 3, 3), last index k, of :func:`centre_partials` (by
+    complex step: exact to rounding)."""
+    eps = 1e-20
+    dA = np.empty((3, 3, 3))
+    dB = np.empty((3, 3, 3))
+    for k in range(3):
+        ck = np.empty(3, dtype=np.complex128)
+        for i in range(3):
+            ck[i] = c[i]
+        ck[k] += 1j * eps
+        A, B = centre_partials(ck, dt)
+        for i in range(3):
+            for j in range(3):
+                dA[i, j, k] = A[i, j].imag / eps
+                dB[i, j, k] = B[i, j].imag / eps
+    return dA, dB
+
+
+@njit(cache=True)
+def orthonormalize(R):
+    """The rotation nearest to ``R`` (3, 3) that is within rounding of one (two Newton
+    steps of the polar decomposition, ``R <- (R + R^-T)/2``): removes the rounding a
+    product of many rotations accumulates."""
+    for _ in range(2):
+        R = 0.5 * (R + _solve3(R, np.eye(3)).T)
+    return R
+
+
+@njit(cache=True)
+def change_chart(step, old):
+    """Angles in the new chart (centred ``step`` = E(c) from the old centre) of the point
+    with old angles ``old`` (3,), and the map of tangent vectors there,
+    ``J(new)^-1 J(old)`` (3, 3) (a covector maps by its inverse transpose)."""
+    new = xyz_angles(np.ascontiguousarray(step.T) @ xyz_rotation(old))
+    return new, _solve3(body_rate_matrix(new), body_rate_matrix(old))
+
+
+class FreeJoint:
+    """Six degrees of freedom between ``parent`` and a new body frame (module docstring).
+
+    Parameters
+    ----------
+    parent : Frame
+        The frame the body moves in (the world frame for a loose object or a floating base).
+    name : str
+        Name of the body frame; the configs are ``name + '_x'``, ``'_y'``, ``'_z'`` [m] and
+        ``'_rx'``, ``'_ry'``, ``'_rz'`` [rad], the reference frame ``name + '_attitude'``.
+    pose : (4, 4) array, optional
+        Initial pose of the body in the parent frame (default: the identity).
+
+    Attributes
+    ----------
+    body : Frame
+        The body frame: attach the body's mass, inertia and children here.
+    """
+
+    def __init__(self, parent, name, pose=None):
+        if not isinstance(name, str) or not name:
+            raise ValueError('a free joint needs a non-empty name, got %r' % (name,))
+        self._name = name
+        system = parent.system
+        system.hold_structure_changes()
+        try:
+            fx = Frame(parent, TX, name + '_x', name=name + '_x_frame')
+            fy = Frame(fx, TY, name + '_y', name=name + '_y_frame')
+            fz = Frame(fy, TZ, name + '_z', name=name + '_z_frame')
+            self._reference = Frame(fz, CONST_SE3, np.eye(4), name=name + '_attitude')
+            ra = Frame(self._reference, RX, name + '_rx', name=name + '_rx_frame')
+            rb = Frame(ra, RY, name + '_ry', name=name + '_ry_frame')
+            self._body = Frame(rb, RZ, name + '_rz', name=name)
+            self._translation = (fx.config, fy.config, fz.config)
+            self._rotation = (ra.config, rb.config, self._body.config)
+            system._add_free_joint(self)
+        finally:
+            system.resume_structure_changes()
+        self._system = system
+        if pose is not None:
+            self.set_pose(pose)
+
+    def __repr__(self):
+        return '<FreeJoint %r>' % (self._name,)
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def body(self):
+        """The body frame (read only)."""
+        return self._body
+
+    @property
+    def reference_frame(self):
+        """The CONST_SE3 frame holding the chart's reference attitude (read only)."""
+        return self._reference
+
+    @property
+    def translation_configs(self):
+        """The configs ``(x, y, z)`` [m] of the body origin in the parent frame."""
+        return self._translation
+
+    @property
+    def rotation_configs(self):
+        """The chart angles ``(a, b, c)`` [rad] about the body axes from ``R_ref``."""
+        return self._rotation
+
+    @property
+    def configs(self):
+        """All six configs: translation then rotation."""
+        return self._translation + self._rotation
+
+    @property
+    def reference_attitude(self):
+        """``R_ref`` (3, 3): the chart's centre, rotation from the body at zero angles to
+        the parent frame."""
+        return self._reference.transform_value[:3, :3]
+
+    @property
+    def position(self):
+        """Body origin (3,) [m] in the parent frame at the System's configuration."""
+        return np.array([c.q for c in self._translation])
+
+    @property
+    def rotation(self):
+        """Body rotation (3, 3) in the parent frame at the System's configuration."""
+        return self.reference_attitude @ xyz_rotation(np.array([c.q for c in self._rotation]))
+
+    @property
+    def pose(self):
+        """Body pose (4, 4) in the parent frame at the System's configuration."""
+        g = np.eye(4)
+        g[:3, :3] = self.rotation
+        g[:3, 3] = self.position
+        return g
+
+    def set_pose(self, pose):
+        """Put the body at ``pose`` (4, 4) in the parent frame: the reference attitude
+        becomes its rotation and the chart angles 0 (sets the System's configs; an
+        integrator must be initialised afterwards)."""
+        g = np.asarray(pose, dtype=float)
+        if g.shape != (4, 4):
+            raise ValueError('free joint %r: a pose is a 4x4 matrix, got shape %s'
+                             % (self._name, g.shape))
+        ref = np.eye(4)
+        ref[:3, :3] = g[:3, :3]
+        self._reference.transform_value = ref      # checks it is a rotation
+        for c, value in zip(self._translation, g[:3, 3]):
+            c.q = float(value)
+        for c in self._rotation:
+            c.q = 0.0
+
+
+class FreeJointCharts:
+    """The compiled index table of a System's free joints, and the change of chart.
+
+    Attributes: ``reference`` (n,) frame index of each joint's reference frame, ``rotation``
+    (n, 3) and ``translation`` (n, 3) config indices.
+    """
+
+    def __init__(self, joints):
+        self.joints = tuple(joints)
+        self.reference = np.array([j.reference_frame._index for j in joints], dtype=np.int64)
+        self.rotation = np.array([[c._index for c in j.rotation_configs] for j in joints],
+                                 dtype=np.int64).reshape(-1, 3)
+        self.translation = np.array([[c._index for c in j.translation_configs]
+                                     for j in joints], dtype=np.int64).reshape(-1, 3)
+        self._angles = self.rotation.ravel()
+
+    def __len__(self):
+        return len(self.joints)
+
+    def offsets(self, q):
+        """True if some joint's angles in ``q`` (nq,) are not all zero (a recentre is due)."""
+        return bool(q[self._angles].any())
+
+    def recenter(self, model, q2, q1, history, p2, p1, impulse, va=None, va_at_node=True,
+                 fixedR=None):
+        """Move every chart's centre to the attitude at ``q2`` (nq,) (:func:`recenter_state`
+        on the integrator's arrays, in place): the reference attitudes (the frames,
+        ``model.fixedR`` and the packed copy ``fixedR`` (nf, 3, 3) if given), q2's angles
+        (0), q1 (nq,) and the ``history`` configurations (k, nq) in the new charts, the
+        momenta ``p2``, ``impulse`` (at q2) and ``p1`` (at q1) (nd,), and the energy
+        anchor's velocity ``va`` (nd,) (at q2 if ``va_at_node``, else at the last step's
+        midpoint)."""
+        if va is None:
+            va = np.zeros(0)
+        packed = model.fixedR if fixedR is None else fixedR
+        recenter_state(self.rotation, self.reference, q2, q1, history, p2, p1, impulse, va,
+                       va_at_node, model.fixedR, packed)
+        for joint, i in zip(self.joints, self.reference):
+            joint.reference_frame._se3[:3, :3] = model.fixedR[i]
+        # the System's cached results were computed in the old charts
+        self.joints[0].body.system._invalidate_results()
+
+
+@njit(cache=True)
+def _cotangent(step, at, p):
+    """Rotation entries ``p`` (3,) of a momentum at old angles ``at`` in the new chart."""
+    _, T = change_chart(step, at)
+    return _solve3(T.T.copy(), p.reshape((3, 1)))[:, 0]
+
+
+@njit(cache=True)
+def recenter_state(free, reference, q2, q1, history, p2, p1, impulse, va, va_at_node,
+                   fixedR, packed):
+    """The change of chart of :meth:`FreeJointCharts.recenter` on arrays (in place).
+
+    ``free`` (n, 3) rotation configs and ``reference`` (n,) reference frames of the free
+    joints.  With ``omega = J(theta) theta' = J(theta_new) theta_new'`` a tangent vector
+    maps by ``T = J(theta_new)^-1 J(theta)`` and a momentum by ``T^-T`` (the cotangent lift
+    of the change of chart); configurations map through the rotations themselves.
+    """
+    c = np.empty(3)
+    a1 = np.empty(3)
+    at = np.empty(3)
+    for k in range(free.shape[0]):
+        rot = free[k]
+        for i in range(3):
+            c[i] = q2[rot[i]]
+            a1[i] = q1[rot[i]]
+        step = xyz_rotation(c)
+        for vec, point in ((p2, c), (impulse, c), (p1, a1)):
+            new = _cotangent(step, point, np.array([vec[rot[0]], vec[rot[1]], vec[rot[2]]]))
+            for i in range(3):
+                vec[rot[i]] = new[i]
+        if va.shape[0]:
+            for i in range(3):
+                at[i] = c[i] if va_at_node else 0.5 * (a1[i] + c[i])
+            _, T = change_chart(step, at)
+            old = np.array([va[rot[0]], va[rot[1]], va[rot[2]]])
+            for i in range(3):
+                va[rot[i]] = T[i, 0] * old[0] + T[i, 1] * old[1] + T[i, 2] * old[2]
+        new, _ = change_chart(step, a1)
+        for i in range(3):
+            q1[rot[i]] = new[i]
+        for row in range(history.shape[0]):
+            for i in range(3):
+                at[i] = history[row, rot[i]]
+            new, _ = change_chart(step, at)
+            for i in range(3):
+                history[row, rot[i]] = new[i]
+        R = orthonormalize(fixedR[reference[k]] @ step)
+        fixedR[reference[k]] = R
+        packed[reference[k]] = R
+        for i in range(3):
+            q2[rot[i]] = 0.0
+
+
+
+@njit(cache=True)
+def chart_first_slot_change(free, dlt, dt, Lq, Lv, out):
+    """Add to ``out`` (nd,) the change of the DEL's first-slot term on every free joint's
+    rotation rows when the chart moves with the step's start: ``D1 = dt (A^T L_q + B^T
+    L_v)`` (:func:`centre_partials`) in place of the midpoint rule's ``dt (L_q/2 - L_v/dt)``.
+    ``free`` (nfree, 3): rotation configs; ``dlt`` (nq,): the step's increment q2 - q1;
+    ``Lq``, ``Lv``: the conservative partials at the midpoint.  Applied to the residual
+    and to p2 (= p1 + D1 + D2 + f-) alike."""
+    c = np.empty(3)
+    for k in range(free.shape[0]):
+        for i in range(3):
+            c[i] = dlt[free[k, i]]
+        A, B = centre_partials(c, dt)
+        for j in range(3):
+            a = free[k, j]
+            d1 = 0.0
+            for i in range(3):
+                b = free[k, i]
+                d1 += (A[i, j] - (0.5 if i == j else 0.0)) * Lq[b] + (
+                    B[i, j] + (1.0 / dt if i == j else 0.0)) * Lv[b]
+            out[a] += dt * d1
+
+
+@njit(cache=True)
+def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J):
+    """Add to the Newton matrix ``J`` (nd, nd) = d r / d q2 the change of the rotation
+    rows of :func:`chart_first_slot_change` (exact: the partials of A and B by complex
+    step).  ``Lqq``, ``Lvq``, ``M`` are the midpoint second partials (``Lvq[i, j] = d L_v_i
+    / d q_j``)."""
+    nd = J.shape[0]
+    c = np.empty(3)
+    for k in range(free.shape[0]):
+        for i in range(3):
+            c[i] = dlt[free[k, i]]
+        A, B = centre_partials(c, dt)
+        dA, dB = centre_partials_derivatives(c, dt)
+        for j in range(3):
+            a = free[k, j]
+            for col in range(nd):
+                acc = 0.0
+                for i in range(3):
+                    b = free[k, i]
+                    # d L_q_b / d q2_col and d L_v_b / d q2_col at the midpoint
+                    dLc = 0.5 * Lqq[b, col] + Lvq[col, b] / dt
+                    dLv = 0.5 * Lvq[b, col] + M[b, col] / dt
+                    acc += (A[i, j] - (0.5 if i == j else 0.0)) * dLc + (
+                        B[i, j] + (1.0 / dt if i == j else 0.0)) * dLv
+                J[a, col] += dt * acc
+            for m in range(3):
+                acc = 0.0
+                for i in range(3):
+                    b = free[k, i]
+                    acc += dA[i, j, m] * Lq[b] + dB[i, j, m] * Lv[b]
+                J[a, free[k, m]] += dt * acc
