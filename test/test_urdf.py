@@ -555,8 +555,6 @@ def _bad_cases():
                                             J('j2', 'continuous', 'c', 'b')]), 'cycle'),
         'unknown_type': (cases.robot('x', [L('a'), b, J('j', 'hinge', 'a', 'b')]),
                          "hinge"),
-        'floating': (cases.robot('x', [L('a'), b, J('jf', 'floating', 'a', 'b')]),
-                     "'jf'.*floating.*not supported"),
         'zero_axis': (cases.robot('x', [L('a'), b, J('jz', 'continuous', 'a', 'b',
                                                       axis=(0, 0, 0))]), "'jz'.*zero length"),
         'nan_origin': (cases.robot('x', [L('a'), b]) .replace(

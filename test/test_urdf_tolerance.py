@@ -281,10 +281,30 @@ def test_planar_joint_poses_and_energy_equal_pinocchio(axis):
     assert np.abs(rel @ a - a).max() < 1e-14
 
 
-def test_floating_joint_needs_euler_and_matches_pinocchio():
+def test_floating_joint_is_a_free_joint_or_euler_and_matches_pinocchio():
     xml = _body('floating', None)
-    with pytest.raises(URDFError, match="'j'.*floating.*floating_base=\"euler\""):
-        import_urdf(xml)
+    model = pin.buildModelFromXML(xml)
+    data = model.createData()
+    # native: a free joint, imported without a warning, not actuated
+    system, caught = _import(xml, strict=True)
+    assert caught == []
+    assert [c.name for c in system.configs] == ['j_x', 'j_y', 'j_z', 'j_rx', 'j_ry', 'j_rz']
+    assert system.nu == 0 and len(system.free_joints) == 1
+    joint = system.free_joints[0]
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        R0 = pin.rpy.rpyToMatrix(*rng.uniform(-3, 3, 3))
+        pose = np.eye(4)
+        pose[:3, :3] = R0
+        joint.set_pose(pose)
+        q = system.q = np.concatenate([rng.uniform(-1, 1, 3), rng.uniform(-0.5, 0.5, 3)])
+        R = R0 @ pin.rpy.rpyToMatrix(q[3], 0, 0) @ pin.rpy.rpyToMatrix(0, q[4], 0) \
+            @ pin.rpy.rpyToMatrix(0, 0, q[5])
+        qp = np.concatenate([q[:3], pin.Quaternion(R).coeffs()])
+        pin.framesForwardKinematics(model, data, qp)
+        ref = data.oMf[model.getFrameId('puck', pin.BODY)].homogeneous
+        assert np.abs(system.urdf.link_pose('puck') - ref).max() < 1e-14
+        assert np.abs(joint.body.g() - ref).max() < 1e-14
     system, caught = _import(xml, floating_base='euler')
     names = ['j_x', 'j_y', 'j_z', 'j_yaw', 'j_pitch', 'j_roll']
     assert [c.name for c in system.configs] == names

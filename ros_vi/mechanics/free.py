@@ -183,10 +183,16 @@ class FreeJoint:
     parent : Frame
         The frame the body moves in (the world frame for a loose object or a floating base).
     name : str
-        Name of the body frame; the configs are ``name + '_x'``, ``'_y'``, ``'_z'`` [m] and
-        ``'_rx'``, ``'_ry'``, ``'_rz'`` [rad], the reference frame ``name + '_attitude'``.
+        Name of the body frame.
     pose : (4, 4) array, optional
         Initial pose of the body in the parent frame (default: the identity).
+    configs : str, optional
+        Base name of the configs (default ``name``): ``configs + '_x'``, ``'_y'``, ``'_z'``
+        [m] and ``'_rx'``, ``'_ry'``, ``'_rz'`` [rad].
+    helpers : str, optional
+        Prefix of the five frames between parent and body (default ``name + '_'``):
+        ``helpers + 'x'``, ``'y'``, ``'z'``, ``'attitude'`` (the reference), ``'rx'``,
+        ``'ry'``.
 
     Attributes
     ----------
@@ -194,22 +200,29 @@ class FreeJoint:
         The body frame: attach the body's mass, inertia and children here.
     """
 
-    def __init__(self, parent, name, pose=None):
+    def __init__(self, parent, name, pose=None, configs=None, helpers=None):
         if not isinstance(name, str) or not name:
             raise ValueError('a free joint needs a non-empty name, got %r' % (name,))
         self._name = name
+        configs = name if configs is None else configs
+        helpers = name + '_' if helpers is None else helpers
         system = parent.system
         system.hold_structure_changes()
         try:
-            fx = Frame(parent, TX, name + '_x', name=name + '_x_frame')
-            fy = Frame(fx, TY, name + '_y', name=name + '_y_frame')
-            fz = Frame(fy, TZ, name + '_z', name=name + '_z_frame')
-            self._reference = Frame(fz, CONST_SE3, np.eye(4), name=name + '_attitude')
-            ra = Frame(self._reference, RX, name + '_rx', name=name + '_rx_frame')
-            rb = Frame(ra, RY, name + '_ry', name=name + '_ry_frame')
-            self._body = Frame(rb, RZ, name + '_rz', name=name)
-            self._translation = (fx.config, fy.config, fz.config)
-            self._rotation = (ra.config, rb.config, self._body.config)
+            frame = parent
+            for kind, part in ((TX, 'x'), (TY, 'y'), (TZ, 'z')):
+                frame = Frame(frame, kind, configs + '_' + part, name=helpers + part)
+            self._reference = Frame(frame, CONST_SE3, np.eye(4), name=helpers + 'attitude')
+            frame = self._reference
+            for kind, part in ((RX, 'rx'), (RY, 'ry')):
+                frame = Frame(frame, kind, configs + '_' + part, name=helpers + part)
+            self._body = Frame(frame, RZ, configs + '_rz', name=name)
+            chain = self._body.parent.parent
+            self._rotation = (chain.config, self._body.parent.config, self._body.config)
+            t = self._reference.parent
+            self._translation = (t.parent.parent.config, t.parent.config, t.config)
+            self._helpers = (t.parent.parent, t.parent, t, self._reference, chain,
+                             self._body.parent)
             system._add_free_joint(self)
         finally:
             system.resume_structure_changes()
@@ -228,6 +241,11 @@ class FreeJoint:
     def body(self):
         """The body frame (read only)."""
         return self._body
+
+    @property
+    def helper_frames(self):
+        """The frames between the parent and the body, parent side first (read only)."""
+        return self._helpers
 
     @property
     def reference_frame(self):

@@ -81,10 +81,11 @@ from ..errors import name_list
 from ..mechanics import constraints, dynamics, potentials
 from ..mechanics import forces as mforces
 from ..mechanics.frame import Frame, CONST_SE3, RX, RY, RZ, TX, TY, TZ, mimic
+from ..mechanics.free import FreeJoint
 from ..mechanics.system import System
 from .errors import URDFError
 from .geometry import axis_alignment, is_identity, origin_matrix
-from .parse import FLOATING_PARTS, PLANAR_PARTS, JointInfo, finite
+from .parse import EULER_PARTS, FLOATING_PARTS, PLANAR_PARTS, JointInfo, finite
 from .robot import URDFRobot
 from .tolerance import Tolerance
 
@@ -105,7 +106,7 @@ def _helper_names(plan, prefix):
         add(prefix + link, 'link %r' % link)
     for j in plan.joints:
         if j.moving:
-            for part in ('origin', 'motion') + _HELPER_PARTS.get(j.type, ()):
+            for part in ('origin', 'motion') + _HELPER_PARTS.get(_kind(j), ()):
                 add(prefix + j.name + HELPER_SEP + part, 'helper frame of joint %r' % j.name)
     configs = {}
     for j in plan.joints:
@@ -148,9 +149,21 @@ def _mark(frame, role, link=None, prefix=''):
 
 _ALIGNED = {0: (RX, TX), 1: (RY, TY), 2: (RZ, TZ)}
 # helper frames between the configs of a multi-degree-of-freedom joint
-_HELPER_PARTS = {'planar': ('x', 'y'), 'floating': ('x', 'y', 'z', 'yaw', 'pitch')}
-_PART_KINDS = {'planar': (TX, TY, RZ), 'floating': (TX, TY, TZ, RZ, RY, RX)}
-_PART_SUFFIXES = {'planar': PLANAR_PARTS, 'floating': FLOATING_PARTS}
+_HELPER_PARTS = {'planar': ('x', 'y'), 'floating': ('x', 'y', 'z', 'attitude', 'rx', 'ry'),
+                 'euler': ('x', 'y', 'z', 'yaw', 'pitch')}
+_PART_KINDS = {'planar': (TX, TY, RZ), 'euler': (TX, TY, TZ, RZ, RY, RX)}
+_PART_SUFFIXES = {'planar': PLANAR_PARTS, 'floating': FLOATING_PARTS, 'euler': EULER_PARTS}
+
+
+def _kind(j):
+    """The build kind of a joint: its URDF type, or 'euler' for a floating joint imported
+    as an Euler-angle chain."""
+    return 'euler' if j.euler else j.type
+
+
+def is_free(j):
+    """True for a joint imported as a free joint (a native ``floating`` joint)."""
+    return j.type == 'floating' and not j.euler
 
 
 def config_names(j):
@@ -159,8 +172,8 @@ def config_names(j):
     joint."""
     if not j.moving:
         return []
-    if j.type in _PART_SUFFIXES:
-        return [j.name + sfx for sfx in _PART_SUFFIXES[j.type]]
+    if _kind(j) in _PART_SUFFIXES:
+        return [j.name + sfx for sfx in _PART_SUFFIXES[_kind(j)]]
     return [j.name]
 
 
@@ -210,14 +223,13 @@ def _build_held(plan, system, prefix, base, kinematic, options):
     by_name = {j.name: j for j in top}
     children = {l: [] for l in plan.links}
     for j in top:
-        children[j.parent].append(j)
+        if j.parent is not None:        # not the root joint of floating_base=True
+            children[j.parent].append(j)
     link_frames = {}
     forces = {}
     system.hold_structure_changes()
     try:
-        root_frame = Frame(system.world_frame, CONST_SE3, base, name=prefix + plan.root)
-        _mark(root_frame, 'link', plan.root, prefix)
-        link_frames[plan.root] = root_frame
+        root_joint = next((j for j in top if j.parent is None), None)
 
         def add_inertial(link, frame):
             if link not in plan.inertials:
@@ -230,10 +242,28 @@ def _build_held(plan, system, prefix, base, kinematic, options):
                 _mark(h, 'helper', prefix=prefix)
                 h.set_inertia(mass, I)
 
+        def free(frame, j):
+            """floating: origin -> a free joint (ros_vi.mechanics.free) whose body is the
+            child link."""
+            if not is_identity(j.origin):
+                frame = _mark(Frame(frame, CONST_SE3, j.origin,
+                                    name=prefix + j.name + HELPER_SEP + 'origin'),
+                              'helper', prefix=prefix)
+            joint = FreeJoint(frame, prefix + j.child, configs=prefix + j.name,
+                              helpers=prefix + j.name + HELPER_SEP)
+            for helper in joint.helper_frames:
+                _mark(helper, 'helper', prefix=prefix)
+            for part, config in zip(j.parts, joint.configs):
+                part.config = config
+            j.free_joint = joint
+            return joint.body
+
         def multi_dof(frame, j):
-            """planar: origin (z -> axis) -> tx -> ty -> rz; floating: origin -> tx -> ty
-            -> tz -> rz -> ry -> rx; the last moving frame (or a constant frame undoing
-            the axis alignment) is the child link."""
+            """planar: origin (z -> axis) -> tx -> ty -> rz; floating with Euler angles:
+            origin -> tx -> ty -> tz -> rz -> ry -> rx; the last moving frame (or a constant
+            frame undoing the axis alignment) is the child link."""
+            if is_free(j):
+                return free(frame, j)
             T = j.origin
             A = np.eye(4)
             if j.type == 'planar':
@@ -244,8 +274,8 @@ def _build_held(plan, system, prefix, base, kinematic, options):
                 parent = _mark(Frame(frame, CONST_SE3, T,
                                      name=prefix + j.name + HELPER_SEP + 'origin'),
                                'helper', prefix=prefix)
-            kinds = _PART_KINDS[j.type]
-            helpers = _HELPER_PARTS[j.type]
+            kinds = _PART_KINDS[_kind(j)]
+            helpers = _HELPER_PARTS[_kind(j)]
             aligned = is_identity(A)
             for n, (kind, part) in enumerate(zip(kinds, j.parts)):
                 last = n == len(kinds) - 1
@@ -310,6 +340,14 @@ def _build_held(plan, system, prefix, base, kinematic, options):
         # recursion limit): a joint's child frame, its link's inertia, then the joints
         # below it, before the joint's next sibling -- the frame (and config) order of the
         # description
+        if root_joint is None:
+            root_frame = Frame(system.world_frame, CONST_SE3, base, name=prefix + plan.root)
+        else:
+            # floating_base=True: the base pose is where the free joint starts
+            root_joint.origin = base
+            root_frame = multi_dof(system.world_frame, root_joint)
+        _mark(root_frame, 'link', plan.root, prefix)
+        link_frames[plan.root] = root_frame
         add_inertial(plan.root, root_frame)
         todo = list(reversed(children[plan.root]))
         while todo:
@@ -505,7 +543,10 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
     moving = [c for j in plan.joints for c in config_names(j)]
     mimicking = {j.name for j in plan.joints if j.mimic is not None}
     if actuated == 'all':
-        act = [c for j in plan.joints if j.mimic is None for c in config_names(j)]
+        # every joint with a motor: not a mimic joint, not a free joint (a floating base
+        # or a loose body has none; name it in ``actuated`` to push it anyway)
+        act = [c for j in plan.joints if j.mimic is None and not is_free(j)
+               for c in config_names(j)]
     elif actuated is None:
         act = []
     else:

@@ -14,8 +14,9 @@ def _import(source, where, strict=False, floating_base=None, base_dir=None, **op
     """Parse, validate and build; ``where`` None: named after the robot.  The tolerated
     quirks are on ``system.urdf.warnings`` and emitted once each as URDFWarning; the
     source and ``base_dir`` are kept on ``system.urdf`` (description, base_dir)."""
-    if floating_base not in (None, 'euler'):
-        raise ValueError("floating_base must be None or 'euler', got %r" % (floating_base,))
+    if floating_base not in (None, False, True, 'euler'):
+        raise ValueError("floating_base must be None, False, True or 'euler', got %r"
+                         % (floating_base,))
     root = parse_xml(source, where or 'URDF')
     if where is None:
         name = root.get('name')
@@ -64,10 +65,15 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
     strict : bool
         Raise a :class:`URDFError` on the first quirk that would otherwise be tolerated
         with a warning (docs/urdf-import.md lists them).
-    floating_base : None | 'euler'
-        ``floating`` joints are refused unless ``'euler'``: six configs ``joint_x, _y, _z,
-        _yaw, _pitch, _roll`` (rotation Rz(yaw) Ry(pitch) Rx(roll), singular at pitch =
-        +-90 deg), with a warning.
+    floating_base : None | False | True | 'euler'
+        ``floating`` joints are free joints (:class:`~ros_vi.mechanics.FreeJoint`: six
+        configs ``joint_x, _y, _z`` [m] and ``joint_rx, _ry, _rz`` [rad] on a moving chart
+        of the rotation, no singularity anywhere; not actuated unless named in
+        ``actuated``).  True also puts a free joint ``root_joint`` between the world and
+        the root link (a floating base, as Pinocchio's free-flyer; its coordinates start
+        at the base pose ``base_xyz``/``base_rpy``).  ``'euler'``: ``floating`` joints as
+        six configs ``joint_x, _y, _z, _yaw, _pitch, _roll`` (rotation Rz(yaw) Ry(pitch)
+        Rx(roll), singular at pitch = +-90 deg), with a warning.
     mimic : 'reduce' | 'constraint'
         ``<mimic>`` joints as an exact reduction of coordinates (default: the mimic joint
         follows its leader and has no config; fast compiled path) or as holonomic

@@ -26,7 +26,9 @@ _log = logging.getLogger('ros_vi.urdf')
 SUPPORTED_JOINTS = ('revolute', 'continuous', 'prismatic', 'fixed', 'planar', 'floating')
 # the configs of a multi-degree-of-freedom joint: suffixes of the joint name
 PLANAR_PARTS = ('_x', '_y', '_yaw')
-FLOATING_PARTS = ('_x', '_y', '_z', '_yaw', '_pitch', '_roll')
+FLOATING_PARTS = ('_x', '_y', '_z', '_rx', '_ry', '_rz')       # a free joint's configs
+EULER_PARTS = ('_x', '_y', '_z', '_yaw', '_pitch', '_roll')    # floating_base='euler'
+ROOT_JOINT = 'root_joint'     # the free joint floating_base=True puts under the root link
 _XINCLUDE_NS = 'http://www.w3.org/2001/XInclude'
 
 # The largest description read (docs/urdf-import.md, "Limits"): bytes of XML, <link> (and
@@ -204,7 +206,8 @@ def _to_urdf_model(root, where, tol):
 class JointInfo:
     """Validated data of one URDF joint (units: rad or m for positions).
 
-    Attributes: name, type, parent, child (link names), origin (4, 4), axis (3,) unit,
+    Attributes: name, type, parent, child (link names; parent None for the root joint that
+    ``floating_base=True`` adds), origin (4, 4), axis (3,) unit,
     lower, upper (``-inf``/``inf`` when absent or continuous), effort, velocity (``inf`` when
     absent), damping, friction, mimic (None or ``(joint, multiplier, offset)``), config
     (the :class:`Config`, None for fixed joints), input (the actuation :class:`Input` or
@@ -221,6 +224,7 @@ class JointInfo:
         self.mimic = None
         self.config = None
         self.input = None
+        self.euler = False      # a floating joint imported as an Euler-angle chain
 
     @property
     def moving(self):
@@ -355,12 +359,6 @@ def _validate(model, where, tol, floating_base=None):
         if name in jseen:
             raise URDFError('%s: duplicate joint name %r' % (where, name))
         jtype = j.type
-        if jtype == 'floating' and floating_base != 'euler':
-            raise URDFError('%s: joint %r: type \'floating\' is not supported by default '
-                            '(any three-angle parameterisation of its rotation is singular); '
-                            'import with floating_base="euler" for six configs (xyz and '
-                            'yaw-pitch-roll angles, singular at pitch = +-90 deg), or fix the '
-                            'base with base_xyz/base_rpy' % (where, name))
         if jtype not in SUPPORTED_JOINTS:
             raise URDFError('%s: joint %r has unknown type %r (supported: %s)'
                             % (where, name, jtype, ', '.join(SUPPORTED_JOINTS)))
@@ -376,13 +374,14 @@ def _validate(model, where, tol, floating_base=None):
         info = JointInfo(name, jtype, j.parent, j.child)
         what = '%s: joint %r' % (where, name)
         info.origin = _pose(j.origin, what)
-        if jtype == 'floating':
+        if jtype == 'floating' and floating_base == 'euler':
+            info.euler = True
             tol.tolerate('joint', name, 'floating joint imported with Euler angles '
                          '(floating_base="euler")',
                          'made six configs %s (translation along the parent joint frame '
                          'x, y, z, then rotation Rz(yaw) Ry(pitch) Rx(roll)); the angles are '
                          'singular at pitch = +-90 deg' % ', '.join(
-                             repr(name + p) for p in FLOATING_PARTS), asked=True)
+                             repr(name + p) for p in EULER_PARTS), asked=True)
         if jtype == 'planar' and j.limit is not None and j.limit.effort is not None:
             info.effort = float(finite([j.limit.effort], what + ' limit effort')[0])
         if jtype not in ('fixed', 'floating'):
@@ -488,12 +487,27 @@ def read_description(root, where, tol=None, floating_base=None):
 
     ``where`` prefixes every error message (e.g. ``"URDF file 'x.urdf'"``); ``tol``: the
     :class:`~.tolerance.Tolerance` collecting the quirks (a fresh non-strict one if None);
-    ``floating_base``: None (floating joints refused) or ``'euler'``.
+    ``floating_base``: None or False (``floating`` joints are free joints), True (also a
+    free joint ``root_joint`` between the world and the root link, as Pinocchio's
+    free-flyer) or ``'euler'`` (``floating`` joints as six Euler-angle configs).
     """
+    if floating_base not in (None, False, True, 'euler'):
+        raise ValueError("floating_base must be None, False, True or 'euler', got %r"
+                         % (floating_base,))
     if tol is None:
         tol = Tolerance(where)
     blocks = read_ros2_control(root, where, tol)
     plan = _validate(_to_urdf_model(root, where, tol), where, tol, floating_base)
+    if floating_base is True:
+        if plan.root == 'world':
+            raise URDFError("%s: floating_base=True puts a free joint under the root link, but "
+                            "the root link is 'world' (the robot is welded to the world by "
+                            "its own joints); remove the 'world' link or import without "
+                            "floating_base" % where)
+        if any(j.name == ROOT_JOINT for j in plan.joints):
+            raise URDFError('%s: floating_base=True adds the joint %r, but the description '
+                            'already has a joint of that name' % (where, ROOT_JOINT))
+        plan.joints.insert(0, JointInfo(ROOT_JOINT, 'floating', None, plan.root))
     configs = sum(len(PLANAR_PARTS) if j.type == 'planar' else
                   len(FLOATING_PARTS) if j.type == 'floating' else 1
                   for j in plan.joints if j.moving)
