@@ -291,6 +291,27 @@ class FreeJoint:
         g[:3, 3] = self.position
         return g
 
+    def pose_at(self, q):
+        """Body pose (4, 4) in the parent frame at configuration ``q`` (nQ,) of the
+        System (in the current charts)."""
+        idx = [c.index for c in self.configs]
+        g = np.eye(4)
+        g[:3, :3] = self.reference_attitude @ xyz_rotation(np.asarray(q, float)[idx[3:]])
+        g[:3, 3] = np.asarray(q, float)[idx[:3]]
+        return g
+
+    def body_twist(self, q, dq):
+        """The body's twist at configuration ``q`` and rates ``dq`` (nQ,) of the System:
+        ``(v, w)``, both (3,) in the body's own axes: the origin's velocity [m/s] and the
+        angular velocity [rad/s] (a ROS ``Twist`` in the body frame, as
+        ``nav_msgs/Odometry`` carries it)."""
+        idx = [c.index for c in self.configs]
+        q = np.asarray(q, float)
+        dq = np.asarray(dq, float)
+        angles = q[idx[3:]]
+        R = self.reference_attitude @ xyz_rotation(angles)
+        return R.T @ dq[idx[:3]], body_rate_matrix(angles) @ dq[idx[3:]]
+
     def set_pose(self, pose):
         """Put the body at ``pose`` (4, 4) in the parent frame: the reference attitude
         becomes its rotation and the chart angles 0 (sets the System's configs; an
