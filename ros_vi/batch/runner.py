@@ -161,7 +161,8 @@ def _controllers(controller, batch):
 
 def _packed(system):
     """The FastStepper of ``system`` when the compiled loop can run it, else None."""
-    if system.nQk or system.nc:
+    if system.nQk or system.nc or system.free_joints:
+        # free joints move their charts between steps (MidpointVI.recenter): general path
         return None
     return FastStepper.for_system(system)
 

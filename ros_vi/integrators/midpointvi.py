@@ -760,6 +760,7 @@ class MidpointVI:
         them, else by NumPy."""
         if self._deriv1 is not None:
             return self._deriv1
+        self._refuse_free_joints()
         if self._composite is not None:
             return self._composite_derivatives(second=False)[0]
         if self._fast is not None and self._t2 > self._t1:
@@ -777,6 +778,14 @@ class MidpointVI:
                                                      self._q1, self._q2, self._u1,
                                                      self._lambda1)
         return self._deriv1
+
+    def _refuse_free_joints(self):
+        if self._charts is not None:
+            raise NotImplementedError(
+                'derivatives of a step with free joints (%s) are not available yet: the '
+                'step moves the chart of each free joint with its start '
+                '(ros_vi.mechanics.free), which the derivative formulas do not include'
+                % ', '.join(repr(j.name) for j in self._system.free_joints))
 
     def _calc_deriv2(self):
         """All second derivatives of (q2_d, p2, lambda1) w.r.t. x = (q1, p1, u1, k2), cached:
