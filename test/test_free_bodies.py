@@ -1,0 +1,376 @@
+"""Free joints: the chart, the moving-chart step, and rigid bodies against closed forms.
+
+A free joint (ros_vi.mechanics.free) is a translation and three chart angles on a chart of
+SO(3) that every step moves to its start.  Checked here: the chart's formulas against
+finite differences; the compiled and general paths against each other; the torque-free
+rigid body against Euler's closed-form solution (the intermediate-axis flip) and the
+conservation laws the discrete Noether theorem promises (total linear and angular momentum
+to rounding); a floating robot in zero gravity and a falling one.
+"""
+import numpy as np
+import pytest
+from scipy.special import ellipk
+
+import ros_vi as trep
+from ros_vi.integrators import general_step
+from ros_vi.mechanics import FreeJoint
+from ros_vi.mechanics.free import (body_rate_matrix, centre_partials,
+                                   centre_partials_derivatives, xyz_angles, xyz_rotation)
+
+INERTIA = np.diag([1.0, 2.0, 3.0])      # three distinct principal moments [kg m^2]
+
+
+def rigid_body(inertia=INERTIA, mass=2.0):
+    system = trep.System()
+    joint = FreeJoint(system.world_frame, 'body')
+    joint.body.set_inertia(mass, inertia)
+    return system, joint
+
+
+def floating_robot(gravity=None):
+    """A free base with a two-link arm and an actuated wheel (inputs on the three joints)."""
+    system = trep.System()
+    joint = FreeJoint(system.world_frame, 'base')
+    joint.body.set_inertia(3.0, np.diag([0.05, 0.08, 0.1]))
+    shoulder = trep.Frame(joint.body, trep.RY, 'shoulder')
+    upper = trep.Frame(shoulder, trep.CONST_SE3, _offset(0.2, 0.05, -0.1))
+    upper.set_inertia(0.7, np.diag([0.01, 0.012, 0.004]))
+    elbow = trep.Frame(upper, trep.RX, 'elbow')
+    lower = trep.Frame(elbow, trep.CONST_SE3, _offset(0.0, 0.1, -0.25))
+    lower.set_inertia(0.4, np.diag([0.006, 0.005, 0.002]))
+    wheel_axis = trep.Frame(joint.body, trep.CONST_SE3, _offset(-0.1, 0.0, 0.05))
+    wheel = trep.Frame(wheel_axis, trep.RZ, 'wheel')
+    wheel.set_inertia(0.5, np.diag([0.002, 0.002, 0.004]))
+    for name in ('shoulder', 'elbow', 'wheel'):
+        trep.forces.ConfigForce(system, name, name)
+    if gravity is not None:
+        trep.potentials.Gravity(system, gravity)
+    return system, joint
+
+
+def _offset(x, y, z):
+    g = np.eye(4)
+    g[:3, 3] = (x, y, z)
+    return g
+
+
+def _rotation(rng):
+    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    return q * np.sign(np.linalg.det(q))
+
+
+def world_momentum(vi, joint):
+    """Total linear and angular momentum (about the world origin) in the world frame: the
+    discrete momentum map ``(p_x, x × p_x + R_ref p_rot)`` at the chart's centre."""
+    vi.recenter()
+    idx = [c.index for c in joint.configs]
+    p = vi.p2
+    x = vi.q2[idx[:3]]
+    R = joint.reference_attitude
+    linear = p[idx[:3]]
+    return linear, np.cross(x, linear) + R @ p[idx[3:]]
+
+
+def centre_of_mass(system, q):
+    system.q = q
+    total = 0.0
+    acc = np.zeros(3)
+    for frame in system.masses:
+        acc += frame.mass * frame.p()[:3]
+        total += frame.mass
+    return acc / total
+
+
+# ---------------------------------------------------------------------------- the chart
+def test_chart_inverse_and_body_rates_match_finite_differences():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        angles = rng.uniform(-1.2, 1.2, 3)
+        R = xyz_rotation(angles)
+        assert np.abs(R.T @ R - np.eye(3)).max() < 1e-15
+        assert np.abs(xyz_angles(R) - angles).max() < 1e-14
+        rates = rng.normal(size=3)
+        h = 1e-6
+        dR = (xyz_rotation(angles + h * rates) - xyz_rotation(angles - h * rates)) / (2 * h)
+        W = R.T @ dR
+        omega = np.array([W[2, 1], W[0, 2], W[1, 0]])
+        assert np.abs(omega - body_rate_matrix(angles) @ rates).max() < 1e-9
+    assert abs(np.linalg.det(body_rate_matrix(np.array([0.3, 1.1, -0.7]))) - np.cos(1.1)) \
+        < 1e-15
+
+
+def _moved_midpoint(delta, c, dt):
+    """The midpoint angles and rates in the unmoved chart of the step to the end attitude
+    E(c) from a start turned by the body-fixed rotation ``delta`` (by rotations alone)."""
+    start = xyz_rotation(delta)
+    c_new = xyz_angles(start.T @ xyz_rotation(c))
+    mid = xyz_angles(start @ xyz_rotation(0.5 * c_new))
+    omega = body_rate_matrix(0.5 * c_new) @ c_new / dt
+    return mid, np.linalg.solve(body_rate_matrix(mid), omega)
+
+
+def test_centre_partials_match_finite_differences():
+    rng = np.random.default_rng(1)
+    dt = 0.05
+    for c in (np.zeros(3), rng.normal(size=3) * 0.3, rng.normal(size=3) * 0.05):
+        A, B = centre_partials(c, dt)
+        h = 1e-6
+        An, Bn = np.zeros((3, 3)), np.zeros((3, 3))
+        for j in range(3):
+            d = np.zeros(3)
+            d[j] = h
+            mp, vp = _moved_midpoint(d, c, dt)
+            mm, vm = _moved_midpoint(-d, c, dt)
+            An[:, j] = (mp - mm) / (2 * h)
+            Bn[:, j] = (vp - vm) / (2 * h)
+        assert np.abs(A - An).max() < 1e-8
+        assert np.abs(B - Bn).max() < 1e-8 * max(1.0, np.abs(B).max())
+        dA, dB = centre_partials_derivatives(c, dt)
+        for k in range(3):
+            e = np.zeros(3)
+            e[k] = h
+            Ap, Bp = centre_partials(c + e, dt)
+            Am, Bm = centre_partials(c - e, dt)
+            assert np.abs(dA[:, :, k] - (Ap - Am) / (2 * h)).max() < 1e-7
+            assert np.abs(dB[:, :, k] - (Bp - Bm) / (2 * h)).max() < 1e-7 * np.abs(B).max()
+    A, B = centre_partials(np.zeros(3), dt)
+    assert np.abs(A - 0.5 * np.eye(3)).max() == 0.0
+    assert np.abs(B + np.eye(3) / dt).max() < 1e-12
+
+
+def test_newton_jacobian_of_the_moving_chart_matches_finite_differences():
+    system, joint = floating_robot(gravity=(0.0, 0.0, -9.81))
+    rng = np.random.default_rng(2)
+    joint.set_pose(np.block([[_rotation(rng), rng.normal(size=(3, 1))],
+                             [np.zeros((1, 3)), np.ones((1, 1))]]))
+    step = general_step.GeneralStep(system)
+    q1 = system.q
+    q1[[c.index for c in joint.configs[:3]]] = rng.normal(size=3)
+    q1[6:] = rng.normal(size=system.nQ - 6)
+    p1 = rng.normal(size=system.nQ)
+    dt = 0.05
+    step.begin(0.0, dt, q1, p1, rng.normal(size=system.nu))
+    delta = rng.normal(size=system.nQ) * 0.1
+    J = None
+    for _ in range(2):          # the Jacobian at delta, then finite differences around it
+        step.residual(delta, np.zeros(0))
+        J = general_step.newton_jacobian(system, dt, delta)
+    h = 1e-6
+    Jn = np.zeros_like(J)
+    for j in range(system.nQ):
+        d = np.zeros(system.nQ)
+        d[j] = h
+        Jn[:, j] = (step.residual(delta + d, np.zeros(0))
+                    - step.residual(delta - d, np.zeros(0))) / (2 * h)
+    assert np.abs(J - Jn).max() < 1e-7 * np.abs(J).max()
+
+
+def test_recenter_changes_coordinates_not_the_state():
+    system, joint = floating_robot()
+    vi = trep.MidpointVI(system, min_iterations=1)
+    rng = np.random.default_rng(3)
+    vi.initialize_from_state(0.0, np.zeros(system.nQ), rng.normal(size=system.nQ))
+    for k in range(3):
+        vi.step(vi.t2 + 0.02, rng.normal(size=system.nu))
+    q2, p2 = vi.q2, vi.p2
+    assert np.abs(q2[3:6]).max() > 1e-3           # the chart angles moved in the step
+    pose = joint.pose_at(q2)
+    system.q = q2
+    poses = [f.g() for f in system.masses]
+    system.dq = np.zeros(system.nQ)
+    system.dq = np.linalg.solve(system.mass_matrix(), p2)
+    twist = joint.body_twist(q2, system.dq)
+    vi.recenter()
+    assert np.abs(vi.q2[3:6]).max() == 0.0
+    assert np.abs(joint.pose_at(vi.q2) - pose).max() < 1e-15
+    system.q = vi.q2
+    assert max(np.abs(f.g() - g).max() for f, g in zip(system.masses, poses)) < 1e-15
+    dq = np.linalg.solve(system.mass_matrix(), vi.p2)
+    for new, old in zip(joint.body_twist(vi.q2, dq), twist):
+        assert np.abs(new - old).max() < 1e-13
+    assert np.abs(vi.q2[6:] - q2[6:]).max() == 0.0 and np.abs(vi.p2[6:] - p2[6:]).max() == 0.0
+
+
+def test_compiled_and_general_paths_take_the_same_steps():
+    runs = []
+    for fast in (True, False):
+        system, joint = floating_robot(gravity=(0.0, 0.0, -9.81))
+        vi = trep.MidpointVI(system, tolerance=1e-12, fast=fast, min_iterations=1)
+        assert vi.compiled == fast
+        rng = np.random.default_rng(4)
+        vi.initialize_from_state(0.0, np.zeros(system.nQ), rng.normal(size=system.nQ))
+        for k in range(50):
+            vi.step(vi.t2 + 0.01, np.sin(0.1 * k + np.arange(system.nu)))
+        runs.append((vi.q2, vi.p2, joint.reference_attitude))
+    for a, b in zip(*runs):
+        assert np.abs(a - b).max() < 1e-10
+
+
+# ------------------------------------------------------------------ torque-free rigid body
+def flip_half_period(inertia, omega):
+    """Half the period of the body angular velocity of a torque-free rigid body (Euler's
+    equations solved with Jacobi elliptic functions; Landau & Lifshitz, Mechanics, 37):
+    the time between two flips of the intermediate axis."""
+    I1, I2, I3 = np.diag(inertia)
+    two_E = float(omega @ inertia @ omega)
+    L2 = float(np.sum((inertia @ omega) ** 2))
+    if L2 < two_E * I2:
+        I1, I3 = I3, I1           # the other family: swap the roles of the outer axes
+    rate = np.sqrt((I3 - I2) * (L2 - two_E * I1) / (I1 * I2 * I3))
+    k2 = (I2 - I1) * (two_E * I3 - L2) / ((I3 - I2) * (L2 - two_E * I1))
+    return 2.0 * ellipk(k2) / rate
+
+
+def test_intermediate_axis_flips_with_the_closed_form_period():
+    system, joint = rigid_body()
+    omega0 = np.array([0.02, 1.0, 0.01])          # near the intermediate axis
+    dt = 1e-3
+    vi = trep.MidpointVI(system, tolerance=1e-12, min_iterations=1)
+    vi.initialize_from_state(0.0, np.zeros(6), np.concatenate([np.zeros(3),
+                                                               INERTIA @ omega0]))
+    crossings = []
+    last = omega0[1]
+    while len(crossings) < 4:
+        vi.step(vi.t2 + dt)
+        vi.recenter()
+        w2 = vi.p2[4] / INERTIA[1, 1]      # body angular velocity about the middle axis
+        if np.sign(w2) != np.sign(last):
+            crossings.append(vi.t2 - dt * w2 / (w2 - last))
+        last = w2
+        assert vi.t2 < 200.0
+    expected = flip_half_period(INERTIA, omega0)
+    spacing = np.diff(crossings)
+    assert np.abs(spacing / expected - 1.0).max() < 1e-5, (spacing, expected)
+
+
+def test_torque_free_body_conserves_momentum_to_rounding_over_1e5_steps():
+    system, joint = rigid_body()
+    rng = np.random.default_rng(5)
+    pose = np.eye(4)
+    pose[:3, :3] = _rotation(rng)
+    joint.set_pose(pose)
+    omega0 = np.array([0.5, 2.0, 0.3])
+    # two Newton updates a step at least: the DEL solved to its rounding floor, so the
+    # momenta move by rounding only (one update leaves ~1e-17 a step, which adds up)
+    vi = trep.MidpointVI(system, tolerance=1e-12, min_iterations=2)
+    assert vi.compiled
+    vi.initialize_from_state(0.0, system.q, np.concatenate([np.zeros(3), INERTIA @ omega0]))
+    P0, L0 = world_momentum(vi, joint)
+    dt = 0.01
+    pitch = []
+    for k in range(100_000):
+        vi.step(vi.t2 + dt)
+        if k % 97 == 0:
+            pitch.append(xyz_angles(joint.reference_attitude)[1])
+    P, L = world_momentum(vi, joint)
+    assert np.abs(L - L0).max() <= 1e-12 * np.linalg.norm(L0)
+    assert np.abs(P - P0).max() == 0.0
+    R = joint.reference_attitude
+    assert np.abs(R.T @ R - np.eye(3)).max() < 1e-15
+    # it tumbled through attitudes where three fixed angles would be singular
+    assert max(np.abs(pitch)) > np.radians(85.0)
+
+
+def test_energy_of_a_tumbling_body_does_not_drift():
+    system, joint = rigid_body()
+    omega0 = np.array([0.1, 3.0, 0.2])
+    vi = trep.MidpointVI(system, tolerance=1e-12, min_iterations=1)
+    vi.initialize_from_state(0.0, np.zeros(6), np.concatenate([np.zeros(3), INERTIA @ omega0]))
+    inverse = np.linalg.inv(INERTIA)
+
+    def energy():
+        vi.recenter()
+        p = vi.p2[3:]
+        return 0.5 * p @ inverse @ p
+    E0 = energy()
+    deviation = []
+    for block in range(3):          # 3 x 1e5 steps, 3400 turns (1e6: benchmarks/)
+        worst = 0.0
+        for k in range(100_000):
+            vi.step(vi.t2 + 0.02)
+            if k % 500 == 0:
+                worst = max(worst, abs(energy() - E0))
+        deviation.append(worst / E0)
+    # bounded (the midpoint rule's O(dt^2) oscillation), not growing block after block
+    assert max(deviation) < 5e-3
+    assert deviation[-1] < 1.2 * deviation[0]
+
+
+# ------------------------------------------------------------------------ floating robots
+def _zero_gravity_run(dt, duration=5.0):
+    """A floating robot in zero gravity driving its joints from rest: (momentum at the
+    start and end, largest centre-of-mass excursion [m], largest joint excursion [rad],
+    largest momentum)."""
+    system, joint = floating_robot()
+    vi = trep.MidpointVI(system, tolerance=1e-12, min_iterations=2)
+    assert vi.compiled
+    vi.initialize_from_state(0.0, np.zeros(system.nQ), np.zeros(system.nQ))
+    start = world_momentum(vi, joint)
+    com0 = centre_of_mass(system, vi.q2)
+    reach = drift = scale = 0.0
+    for k in range(int(round(duration / dt))):
+        t = vi.t2
+        u = np.array([2.0 * np.sin(3 * t), 1.5 * np.cos(5 * t), 0.3 * np.sin(2 * t)])
+        vi.step(t + dt, u)
+        if k % 10 == 0:
+            vi.recenter()
+            drift = max(drift, np.abs(centre_of_mass(system, vi.q2) - com0).max())
+            reach = max(reach, np.abs(vi.q2[6:]).max())
+            scale = max(scale, np.abs(vi.p2).max())
+    return start, world_momentum(vi, joint), drift, reach, scale
+
+
+def test_floating_robot_in_zero_gravity_conserves_momentum_and_keeps_its_com():
+    (P0, L0), (P, L), drift, reach, scale = _zero_gravity_run(1e-3)
+    assert reach > 1.0                             # the arm and wheel really moved
+    # internal torques: total linear and angular momentum stay zero to rounding
+    assert np.abs(P - P0).max() <= 1e-12 * scale
+    assert np.abs(L - L0).max() <= 1e-12 * scale
+    # the centre of mass stays, up to the midpoint rule's O(dt^2) error on the internal
+    # motion (the discrete momentum is exactly zero, the positions' midpoint average is not
+    # exactly the centre of mass): a few micrometres at 1 ms, four times less at 0.5 ms
+    assert drift < 5e-6
+    drift_half = _zero_gravity_run(5e-4)[2]
+    assert 3.0 < drift / drift_half < 5.0
+
+
+def test_falling_robot_momentum_and_com_follow_free_fall():
+    g = np.array([0.0, 0.0, -9.81])
+    system, joint = floating_robot(gravity=g)
+    mass = sum(f.mass for f in system.masses)
+    vi = trep.MidpointVI(system, tolerance=1e-12, min_iterations=1)
+    rng = np.random.default_rng(6)
+    p0 = rng.normal(size=system.nQ) * 0.2
+    vi.initialize_from_state(0.0, np.zeros(system.nQ), p0)
+    P0, _ = world_momentum(vi, joint)
+    com0 = centre_of_mass(system, vi.q2)
+    dt = 1e-3
+    for k in range(2000):
+        vi.step(vi.t2 + dt, np.array([0.5 * np.sin(4 * vi.t2), 0.2, -0.1]))
+    P, _ = world_momentum(vi, joint)
+    t = vi.t2
+    # linear momentum: exactly P0 + m g t (gravity is the only external force)
+    assert np.abs(P - (P0 + mass * g * t)).max() < 1e-11 * np.abs(P).max()
+    com = centre_of_mass(system, vi.q2)
+    expected = com0 + P0 / mass * t + 0.5 * g * t * t
+    assert np.abs(com - expected).max() < 1e-5
+
+
+# ------------------------------------------------------------------------------ errors
+def test_bad_free_joints_are_refused_clearly():
+    system = trep.System()
+    with pytest.raises(ValueError, match='non-empty name'):
+        FreeJoint(system.world_frame, '')
+    joint = FreeJoint(system.world_frame, 'box')
+    joint.body.set_inertia(1.0, np.eye(3))
+    with pytest.raises(ValueError, match="'box'.*4x4"):
+        joint.set_pose(np.eye(3))
+    bad = np.eye(4)
+    bad[0, 0] = 2.0
+    with pytest.raises(ValueError, match='rigid transform'):
+        joint.set_pose(bad)
+    vi = trep.MidpointVI(system)
+    vi.initialize_from_state(0.0, np.zeros(6), np.ones(6))
+    vi.step(0.01)
+    with pytest.raises(NotImplementedError, match="free joints \\('box'\\)"):
+        vi.q2_dq1()
