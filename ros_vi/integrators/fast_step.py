@@ -334,12 +334,12 @@ class FastStepper:
     def chart_views(self):
         """Views a change of the free joints' charts rewrites
         (:meth:`MidpointVI.recenter <ros_vi.integrators.midpointvi.MidpointVI.recenter>`):
-        the packed reference rotations (nf, 3, 3), the stored history configurations
-        (k, nq), the energy anchor's velocity (nd,) and the anchor."""
+        the packed reference rotations (nf, 3, 3), every history slot (HISTORY, nq) (the
+        unused ones are rewritten too, harmlessly), the energy anchor's velocity (nd,) and
+        the anchor (views: valid for the stepper's life)."""
         o, W, F = self._o, self._W, self._F
         nf = self._system.model.nf
-        n = min(int(self._I[NHIST]), HISTORY)
-        return (F[o[F_FIXEDR]:o[F_FIXEDP]].reshape((nf, 3, 3)), self._hist[HISTORY - n:],
+        return (F[o[F_FIXEDR]:o[F_FIXEDP]].reshape((nf, 3, 3)), self._hist,
                 W[o[W_VA]:o[W_ANCHOR]], W[o[W_ANCHOR]:o[W_CHECK]])
 
     def memory(self):

@@ -203,6 +203,8 @@ class MidpointVI:
             self._impulse = np.zeros(s.nQd)
         self._general = general_step.GeneralStep(s)
         self._charts = s.free_charts
+        self._chart_views = (self._fast.chart_views()
+                             if self._charts is not None and self._fast is not None else None)
         self._deriv1 = None
         self._composite = None
         self._check = self._fast.check if self._fast is not None else np.zeros(NCHECK)
@@ -385,11 +387,10 @@ class MidpointVI:
         are rewritten in the new charts.  The state is the same; only its coordinates
         change.  No-op without free joints or when q2's angles are already 0."""
         charts = self._charts
-        if charts is None or not charts.offsets(self._q2):
+        if charts is None:
             return
-        fast = self._fast
-        if fast is not None:
-            fixedR, history, va, anchor = fast.chart_views()
+        if self._fast is not None:
+            fixedR, history, va, anchor = self._chart_views
             charts.recenter(self._model, self._q2, self._q1, history, self._p2, self._p1,
                             self._impulse, va, anchor[A_DT] == 0.0, fixedR)
         else:

@@ -114,6 +114,7 @@ def newton_step(I, W, o, model, ks, st, gv, con):
     max_iter = I[MAXIT]
     nfree = I[NFREE]
     free = I[o[I_FREE]:o[I_END]].reshape((nfree, 3))
+    dAB = np.empty((nfree, 2, 3, 3, 3))       # the moving charts' partials (a step's first)
     min_iter = I[MINIT]
     dt, tol, t2 = W[DT], W[TOL], W[T2]
     t1 = t2 - dt
@@ -393,7 +394,7 @@ def newton_step(I, W, o, model, ks, st, gv, con):
             status = SINGULAR
             break
         if nfree > 0:
-            chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J)
+            chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, dAB, it == 0)
         if nc > 0:
             joint_twists_into(kind, cframe, corder, R2, P2, S2)
             constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2,

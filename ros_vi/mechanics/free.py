@@ -92,6 +92,16 @@ def _rate_matrix_partials(s, v):
 
 
 @njit(cache=True)
+def _mm3(X, Y):
+    """``X @ Y`` for 3x3 matrices (explicit loops: a BLAS call costs more at this size)."""
+    out = np.empty((3, 3), dtype=X.dtype)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = X[i, 0] * Y[0, j] + X[i, 1] * Y[1, j] + X[i, 2] * Y[2, j]
+    return out
+
+
+@njit(cache=True)
 def _solve3(J, B):
     """``J^-1 B`` for a 3x3 J (Cramer's rule: real or complex, no pivoting needed near
     the chart's centre where J ~ I)."""
@@ -108,7 +118,7 @@ def _solve3(J, B):
     inv[2, 0] = J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0]
     inv[2, 1] = J[0, 1] * J[2, 0] - J[0, 0] * J[2, 1]
     inv[2, 2] = J[0, 0] * J[1, 1] - J[0, 1] * J[1, 0]
-    return (inv / d) @ B
+    return _mm3(inv / d, B)
 
 
 @njit(cache=True)
@@ -128,11 +138,11 @@ def centre_partials(c, dt):
     Jc = body_rate_matrix(c)
     Js = body_rate_matrix(s)
     dc = -_solve3(Jc, xyz_rotation(c).T.copy())          # d c / d delta
-    A = _solve3(Js, xyz_rotation(s).T + 0.5 * (Js @ dc))
+    A = _solve3(Js, xyz_rotation(s).T + 0.5 * _mm3(Js, dc))
     rates = c / dt
     # omega = J(c/2) c/dt in the moving chart; theta_m' = J(theta_m)^-1 omega in the fixed
-    d_omega = (0.5 * (_rate_matrix_partials(s, c) @ dc) + Js @ dc) / dt
-    B = _solve3(Js, d_omega - _rate_matrix_partials(s, rates) @ A)
+    d_omega = (0.5 * _mm3(_rate_matrix_partials(s, c), dc) + _mm3(Js, dc)) / dt
+    B = _solve3(Js, d_omega - _mm3(_rate_matrix_partials(s, rates), A))
     return A, B
 
 
@@ -171,7 +181,7 @@ def change_chart(step, old):
     """Angles in the new chart (centred ``step`` = E(c) from the old centre) of the point
     with old angles ``old`` (3,), and the map of tangent vectors there,
     ``J(new)^-1 J(old)`` (3, 3) (a covector maps by its inverse transpose)."""
-    new = xyz_angles(np.ascontiguousarray(step.T) @ xyz_rotation(old))
+    new = xyz_angles(_mm3(step.T, xyz_rotation(old)))
     return new, _solve3(body_rate_matrix(new), body_rate_matrix(old))
 
 
@@ -343,14 +353,9 @@ class FreeJointCharts:
                                  dtype=np.int64).reshape(-1, 3)
         self.translation = np.array([[c._index for c in j.translation_configs]
                                      for j in joints], dtype=np.int64).reshape(-1, 3)
-        self._angles = self.rotation.ravel()
 
     def __len__(self):
         return len(self.joints)
-
-    def offsets(self, q):
-        """True if some joint's angles in ``q`` (nq,) are not all zero (a recentre is due)."""
-        return bool(q[self._angles].any())
 
     def recenter(self, model, q2, q1, history, p2, p1, impulse, va=None, va_at_node=True,
                  fixedR=None):
@@ -397,6 +402,8 @@ def recenter_state(free, reference, q2, q1, history, p2, p1, impulse, va, va_at_
         for i in range(3):
             c[i] = q2[rot[i]]
             a1[i] = q1[rot[i]]
+        if c[0] == 0.0 and c[1] == 0.0 and c[2] == 0.0:
+            continue                # already at the chart's centre
         step = xyz_rotation(c)
         for vec, point in ((p2, c), (impulse, c), (p1, a1)):
             new = _cotangent(step, point, np.array([vec[rot[0]], vec[rot[1]], vec[rot[2]]]))
@@ -418,7 +425,7 @@ def recenter_state(free, reference, q2, q1, history, p2, p1, impulse, va, va_at_
             new, _ = change_chart(step, at)
             for i in range(3):
                 history[row, rot[i]] = new[i]
-        R = orthonormalize(fixedR[reference[k]] @ step)
+        R = orthonormalize(_mm3(fixedR[reference[k]], step))
         fixedR[reference[k]] = R
         packed[reference[k]] = R
         for i in range(3):
@@ -450,18 +457,24 @@ def chart_first_slot_change(free, dlt, dt, Lq, Lv, out):
 
 
 @njit(cache=True)
-def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J):
+def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, dAB, fresh):
     """Add to the Newton matrix ``J`` (nd, nd) = d r / d q2 the change of the rotation
-    rows of :func:`chart_first_slot_change` (exact: the partials of A and B by complex
-    step).  ``Lqq``, ``Lvq``, ``M`` are the midpoint second partials (``Lvq[i, j] = d L_v_i
-    / d q_j``)."""
+    rows of :func:`chart_first_slot_change`.  ``Lqq``, ``Lvq``, ``M`` are the midpoint
+    second partials (``Lvq[i, j] = d L_v_i / d q_j``).  ``dAB`` (nfree, 2, 3, 3, 3) holds
+    the partials of A and B (:func:`centre_partials_derivatives`), recomputed when
+    ``fresh`` (the first Newton matrix of a step) and reused for the step's later
+    iterations, whose increments differ from the first by the Newton updates only (a
+    relative change of that size in a small term of the matrix keeps the convergence
+    quadratic; the residual itself is always exact)."""
     nd = J.shape[0]
     c = np.empty(3)
     for k in range(free.shape[0]):
         for i in range(3):
             c[i] = dlt[free[k, i]]
         A, B = centre_partials(c, dt)
-        dA, dB = centre_partials_derivatives(c, dt)
+        if fresh:
+            dAB[k, 0], dAB[k, 1] = centre_partials_derivatives(c, dt)
+        dA, dB = dAB[k, 0], dAB[k, 1]
         for j in range(3):
             a = free[k, j]
             for col in range(nd):
