@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import name_list
 from .errors import URDFError, URDFParseError, URDFSecurityError
 from .geometry import origin_matrix
+from .inertia import judge_inertias
 from .ros2_control import check_ros2_control, read_ros2_control
 from .tolerance import Tolerance
 
@@ -261,63 +262,14 @@ def _pose(origin, what):
     return origin_matrix(xyz, rpy)
 
 
-ROUNDING = 1e-6     # relative size of an inertia defect that is repaired, not rejected
-_NOISE = 1e-12      # below this (relative) a defect is eigen-solver noise: left alone
-
-
-def _fmt_values(values):
-    return '[%s]' % ', '.join('%.9g' % x for x in values)
-
-
-def _check_inertia(link, mass, inertia, where, tol):
-    """The inertia to use: as given, or repaired when it is not a rigid body's only by
-    rounding (negative principal moments, triangle inequality); beyond that an error."""
+def _check_mass(link, mass, inertia, where, tol):
+    """A link's own mass [kg] is checked here; its inertia is judged with the rigid body it
+    belongs to (:mod:`.inertia`, once the joints are known)."""
     if mass < 0:
         raise URDFError('%s: link %r has negative mass %g' % (where, link, mass))
     if mass == 0 and np.any(inertia != 0):
         tol.tolerate('link', link, 'zero mass but non-zero inertia',
                      'kept the inertia (the link has rotational inertia only)')
-    if not (inertia[0, 1] or inertia[0, 2] or inertia[1, 2]):
-        ev = np.diag(inertia).copy()           # diagonal: no eigen-solver needed
-        vecs = None
-    else:
-        ev, vecs = np.linalg.eigh(inertia)
-    scale = float(np.abs(ev).max())
-    if scale == 0.0:
-        return inertia
-    lo, hi = float(ev.min()), float(ev.max())
-    negative = -lo / scale
-    with np.errstate(over='ignore', invalid='ignore'):
-        triangle = (hi - (ev.sum() - hi)) / scale       # c - (a + b) for the largest c
-    if not math.isfinite(triangle):                     # moments near the largest float
-        e = ev / scale
-        triangle = float(e.max() - (e.sum() - e.max()))
-    if negative <= _NOISE and triangle <= _NOISE:
-        return inertia
-    if negative > ROUNDING or triangle > ROUNDING:
-        what = ('is not positive semi-definite' if negative > ROUNDING else
-                'violates the triangle inequality (no rigid body has these moments)')
-        raise URDFError('%s: link %r: inertia %s beyond rounding (principal moments %s; '
-                        'defects up to %g of the largest are repaired)'
-                        % (where, link, what, _fmt_values(np.sort(ev)), ROUNDING))
-    fixed = np.clip(ev, 0.0, None)
-    k = int(np.argmax(fixed))
-    excess = fixed[k] - (fixed.sum() - fixed[k])
-    if excess > 0:                                       # nearest point with a + b >= c
-        fixed = fixed + excess / 3.0
-        fixed[k] -= excess                                # c - d, a + d, b + d
-    if vecs is None:
-        repaired = np.diag(fixed)
-    else:
-        repaired = (vecs * fixed) @ vecs.T
-        repaired = 0.5 * (repaired + repaired.T)
-    tol.tolerate('link', link, 'inertia is not a rigid body\'s by rounding (principal '
-                 'moments %s: %s)' % (_fmt_values(np.sort(ev)),
-                                      'negative' if negative > _NOISE else
-                                      'triangle inequality violated'),
-                 'repaired it to the nearest valid inertia (principal moments %s)'
-                 % _fmt_values(np.sort(fixed)))
-    return repaired
 
 
 def _validate(model, where, tol, floating_base=None):
@@ -344,7 +296,7 @@ def _validate(model, where, tol, floating_base=None):
                 vals = finite([I.ixx, I.ixy, I.ixz, I.iyy, I.iyz, I.izz], what + ' inertia')
                 ixx, ixy, ixz, iyy, iyz, izz = vals
                 Im = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-            Im = _check_inertia(name, mass, Im, where, tol)
+            _check_mass(name, mass, Im, where, tol)
             plan.inertials[name] = (mass, Im, _pose(inertial.origin, what))
     jseen = {}
     parent_of = {}
@@ -482,13 +434,14 @@ def _validate(model, where, tol, floating_base=None):
     return plan
 
 
-def read_description(root, where, tol=None, floating_base=None):
+def read_description(root, where, tol=None, floating_base=None, inertia='check'):
     """The validated :class:`Description` of a ``<robot>`` element from :func:`parse_xml`
     (its ``<ros2_control>`` blocks read and checked by :mod:`.ros2_control`).
 
     ``where`` prefixes every error message (e.g. ``"URDF file 'x.urdf'"``); ``tol``: the
     :class:`~.tolerance.Tolerance` collecting the quirks (a fresh non-strict one if None);
-    ``floating_base``: None (floating joints refused) or ``'euler'``.
+    ``floating_base``: None (floating joints refused) or ``'euler'``; ``inertia``: the
+    inertia policy, ``'check'``, ``'balance'`` or ``'repair'`` (:mod:`.inertia`).
     """
     if tol is None:
         tol = Tolerance(where)
@@ -501,6 +454,7 @@ def read_description(root, where, tol=None, floating_base=None):
         raise URDFError('%s: the moving joints have %s configs, more than the %s the importer '
                         'takes (MAX_CONFIGS)' % (where, format(configs, ','),
                                                  format(MAX_CONFIGS, ',')))
+    judge_inertias(plan, where, tol, inertia)
     check_ros2_control(blocks, {j.name: j for j in plan.joints}, where, tol)
     plan.ros2_control = blocks
     return plan
