@@ -1,5 +1,6 @@
 """The simulator node and the URDF tolerance policy: a tolerated quirk is logged once at
 start; with strict_urdf the node exits naming it; a robot without moving joints runs."""
+import numpy as np
 from rclpy.parameter import Parameter
 
 from ros_vi.ros.simulator_node import SimulatorNode
@@ -48,5 +49,20 @@ def test_a_robot_without_moving_joints_runs(probe):
         node.sim.step(3)
         state = node.sim.state()
         assert abs(state.t - 3 * node.sim.dt) < 1e-12 and state.positions.size == 0
+    finally:
+        node.destroy_node()
+
+
+def test_urdf_inertia_parameter_balances_a_triangle_violation(probe):
+    urdf = QUIRKY.replace('<mimic joint="ghost"/>', '').replace('izz="0.1"', 'izz="0.5"')
+    node = SimulatorNode(context=probe.context, node_name='balanced_sim', parameter_overrides=[
+        Parameter('robot_description', value=urdf), Parameter('start_paused', value=True),
+        Parameter('urdf_inertia', value='balance')])
+    try:
+        inertia = node.sim.system.get_frame('b::inertial').inertia
+        assert abs(inertia - np.eye(3) * 0.7 / 3).max() < 1e-15
+        assert [q.action for q in node.setup.warnings] == [
+            "balanced it as MuJoCo's balanceinertia does (inertia='balance'): the principal "
+            "moments set to their mean 0.233333333"]
     finally:
         node.destroy_node()
