@@ -146,7 +146,28 @@ def _path_copy(path):
     return new
 
 
-GEOMETRY_TAGS = ('box', 'cylinder', 'sphere', 'mesh')
+GEOMETRY_TAGS = ('box', 'cylinder', 'sphere', 'mesh', 'capsule')
+
+
+def _register_capsule(xmlr):
+    """Teach urdf_parser_py URDF 1.2's ``<capsule radius length>`` (urdfdom reads it;
+    urdf_parser_py knows the four older shapes only): a reflected ``Capsule`` in its
+    geometry factory, registered once."""
+    factory = xmlr.value_types['urdf.geometric'].factory
+    if 'capsule' in factory.typeMap:
+        return
+
+    class Capsule(xmlr.Object):
+        """URDF 1.2 capsule: a cylinder of ``radius`` [m] and ``length`` [m] (its cylindrical
+        part, along z, centred) closed by two hemispheres."""
+        def __init__(self, radius=0.0, length=0.0):
+            self.radius = radius
+            self.length = length
+
+    xmlr.reflect(Capsule, tag='capsule', params=[xmlr.Attribute('radius', float),
+                                                  xmlr.Attribute('length', float)])
+    factory.typeMap['capsule'] = Capsule
+    factory.nameMap[Capsule] = 'capsule'
 
 
 def _unknown_geometry(root):
@@ -171,6 +192,7 @@ def _to_urdf_model(root, where, tol):
     except ImportError as err:    # pragma: no cover - dependency missing
         raise ImportError('ros_vi.urdf needs urdfdom-py (pip install urdfdom-py): %s' % err)
     from lxml import etree
+    _register_capsule(xmlr_core)
     if '__copy__' not in vars(xmlr_core.Path):
         # urdf_parser_py copies a Path (for error messages) per attribute read with
         # copy.copy's generic protocol: the same shallow copy, several times faster
