@@ -140,12 +140,39 @@ def _drop_unread_elements(root, where, tol):
         root.remove(el)
 
 
+def _take_rate_limits(root, where):
+    """``{joint: {'acceleration': a, 'jerk': j}}`` of URDF 1.2's ``<limit acceleration
+    jerk>`` [rad/s^2, rad/s^3 or m/s^2, m/s^3], numbers >= 0, taken off the XML (urdfdom
+    reads them; urdf_parser_py would log each as an unknown attribute)."""
+    out = {}
+    for el in root.iterchildren('joint'):
+        limit = el.find('limit')
+        if limit is None:
+            continue
+        for attr in RATE_LIMITS:
+            text = limit.get(attr)
+            if text is None:
+                continue
+            what = '%s: joint %r limit %s' % (where, el.get('name'), attr)
+            try:
+                value = float(text)
+            except ValueError:
+                raise URDFParseError('%s: not a number: %r' % (what, text)) from None
+            value = float(finite([value], what)[0])
+            if value < 0:
+                raise URDFError('%s must be >= 0, got %g' % (what, value))
+            out.setdefault(el.get('name'), {})[attr] = value
+            del limit.attrib[attr]
+    return out
+
+
 def _path_copy(path):
     new = object.__new__(type(path))
     new.__dict__.update(path.__dict__)
     return new
 
 
+RATE_LIMITS = ('acceleration', 'jerk')
 GEOMETRY_TAGS = ('box', 'cylinder', 'sphere', 'mesh', 'capsule')
 
 
@@ -198,6 +225,7 @@ def _to_urdf_model(root, where, tol):
         # copy.copy's generic protocol: the same shallow copy, several times faster
         xmlr_core.Path.__copy__ = _path_copy
     _drop_unread_elements(root, where, tol)
+    rate_limits = _take_rate_limits(root, where)
     messages = []
     saved = xmlr_core.on_error
     xmlr_core.on_error = messages.append
@@ -221,6 +249,7 @@ def _to_urdf_model(root, where, tol):
         xmlr_core.on_error = saved
     for msg in messages:
         _log.warning('%s: %s', where, msg)
+    model.rate_limits = rate_limits          # read by _validate
     return model
 
 
@@ -229,7 +258,8 @@ class JointInfo:
 
     Attributes: name, type, parent, child (link names), origin (4, 4), axis (3,) unit,
     lower, upper (``-inf``/``inf`` when absent or continuous), effort, velocity (``inf`` when
-    absent), damping, friction, mimic (None or ``(joint, multiplier, offset)``), config
+    absent), acceleration [rad/s^2 or m/s^2] and jerk [rad/s^3 or m/s^3] (URDF 1.2 ``<limit
+    acceleration jerk>``; ``inf`` when absent), damping, friction, mimic (None or ``(joint, multiplier, offset)``), config
     (the :class:`Config`, None for fixed joints), input (the actuation :class:`Input` or
     None).
     """
@@ -240,6 +270,7 @@ class JointInfo:
         self.axis = np.array([1.0, 0.0, 0.0])
         self.lower, self.upper = -np.inf, np.inf
         self.effort, self.velocity = np.inf, np.inf
+        self.acceleration, self.jerk = np.inf, np.inf
         self.damping, self.friction = 0.0, 0.0
         self.mimic = None
         self.config = None
@@ -350,6 +381,8 @@ def _validate(model, where, tol, floating_base=None):
         info = JointInfo(name, jtype, j.parent, j.child)
         what = '%s: joint %r' % (where, name)
         info.origin = _pose(j.origin, what)
+        for attr, value in model.rate_limits.get(name, {}).items():
+            setattr(info, attr, value)
         if jtype == 'floating':
             tol.tolerate('joint', name, 'floating joint imported with Euler angles '
                          '(floating_base="euler")',
@@ -454,6 +487,9 @@ def _validate(model, where, tol, floating_base=None):
             chain.append(cur.name)
             cur = jseen[cur.mimic[0]]
     return plan
+
+
+RATE_LIMITS = ('acceleration', 'jerk')
 
 
 def read_description(root, where, tol=None, floating_base=None, inertia='check'):
