@@ -70,6 +70,18 @@ def _rebuild(vecs, moments):
     return 0.5 * (out + out.T)
 
 
+def _principal(inertia):
+    """``(moments (3,) ascending, axes (3, 3) as columns)`` of a symmetric ``inertia``;
+    exact for a diagonal tensor, and scaled first so that moments near the largest float
+    do not overflow in the eigen-solver."""
+    if not (inertia[0, 1] or inertia[0, 2] or inertia[1, 2]):
+        order = np.argsort(np.diag(inertia), kind='stable')
+        return np.diag(inertia)[order], np.eye(3)[:, order]
+    scale = float(np.abs(inertia).max())
+    moments, vecs = np.linalg.eigh(inertia / scale)
+    return moments * scale, vecs
+
+
 def _bodies(plan):
     """[(root link, [links], {link: (4, 4) pose in the root link's frame})] of the rigid
     bodies (links joined by fixed joints), the robot's root body first."""
@@ -132,7 +144,7 @@ def judge_inertias(plan, where, tol, policy='check'):
             mass, inertia, origin = plan.inertials[carriers[0]]
         else:
             mass, com, inertia = _composite(plan, carriers, poses)
-        moments, vecs = np.linalg.eigh(inertia)
+        moments, vecs = _principal(inertia)
         fixed = _judged(moments, policy, where, root, carriers, tol)
         if single and fixed is None:
             continue
@@ -178,7 +190,7 @@ def _judged(moments, policy, where, root, carriers, tol):
             problems.append('inertia is not positive semi-definite (principal moments %s)'
                             % _fmt(moments))
     a, b, c = fixed
-    excess = c - (a + b)
+    excess = (c - b) - a                # c >= b: no overflow near the largest float
     if excess > floor:
         if not problems:
             problems.append('inertia violates the triangle inequality (principal moments %s: '
@@ -191,7 +203,9 @@ def _judged(moments, policy, where, root, carriers, tol):
         elif policy == 'repair':
             d = excess / 3.0                        # Euclidean projection onto a + b >= c
             fixed = np.array([a + d, b + d, c - d])
-    if problems and not actions:
+    if not problems:
+        return None
+    if not actions:
         if np.array_equal(fixed, moments):
             actions.append("imported it as written (as urdfdom, Pinocchio and Gazebo do; "
                            "inertia='balance' evens the moments out as MuJoCo's "
@@ -200,9 +214,8 @@ def _judged(moments, policy, where, root, carriers, tol):
         else:
             actions.append('repaired it to the nearest valid inertia (principal moments %s)'
                            % _fmt(np.sort(fixed)))
-    if problems:
-        if len(carriers) > 1:
-            problems[0] = 'one rigid body with %s fixed to it, its %s' % (name_list(others),
-                                                                          problems[0])
-        tol.tolerate('link', root, ' and '.join(problems), ', then '.join(actions))
+    if len(carriers) > 1:
+        problems[0] = 'one rigid body with %s fixed to it, its %s' % (name_list(others),
+                                                                      problems[0])
+    tol.tolerate('link', root, ' and '.join(problems), ', then '.join(actions))
     return fixed
