@@ -234,3 +234,20 @@ def test_repair_also_makes_a_triangle_violation_the_nearest_valid_inertia():
 def test_unknown_inertia_policy_is_refused():
     with pytest.raises(ValueError, match="inertia must be one of 'check', 'balance', 'repair'"):
         import_urdf(_triangle(), inertia='mujoco')
+
+
+def _hung(tensor):
+    """The moving joint's child l3 is massless; the mass hangs on a link fixed below it."""
+    return _robot('hung', [L('l3'), J('j3', 'revolute', 'l2', 'l3', (0, 0.2, 0), axis=(1, 0, 0),
+                                      limit=cases.LIM),
+                           L('weight', I(0.6, (0, 0, 0.1), (0.3, 0, 0.2), tensor)),
+                           J('hang', 'fixed', 'l3', 'weight', (0, 0, -0.3))])
+
+
+def test_a_body_with_one_massive_link_is_named_after_it():
+    xml = _hung(TRIANGLE)
+    system, caught = _import(xml)
+    assert caught == [TRIANGLE_WARNING.replace("'tri'", "'hung'").replace("'l3'", "'weight'")]
+    assert pinocchio_error(system, xml) <= 1e-12
+    with pytest.raises(URDFError, match=r"'hung': link 'weight': inertia is not positive "):
+        import_urdf(_hung(NOT_PSD))

@@ -145,7 +145,9 @@ def judge_inertias(plan, where, tol, policy='check'):
         else:
             mass, com, inertia = _composite(plan, carriers, poses)
         moments, vecs = _principal(inertia)
-        fixed = _judged(moments, policy, where, root, carriers, tol)
+        # named after its root link, or after its one link with an inertia
+        fixed = _judged(moments, policy, where, carriers[0] if single else root, carriers,
+                        tol)
         if single and fixed is None:
             continue
         if fixed is not None:
@@ -164,7 +166,8 @@ def judge_inertias(plan, where, tol, policy='check'):
 
 def _judged(moments, policy, where, root, carriers, tol):
     """The principal moments (3,) to use instead of ``moments`` (ascending), or None to
-    keep the inertia as written; warns or raises as the policy says."""
+    keep the inertia as written; warns or raises as the policy says, naming the body by
+    ``root`` and the other ``carriers`` (its links with an inertia)."""
     scale = float(np.abs(moments).max())
     if scale == 0.0:
         return None
