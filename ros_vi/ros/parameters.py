@@ -461,9 +461,9 @@ def update(cfg, params):
 def robot_setup(cfg, **options):
     """The :class:`ros_vi.simulation.RobotSetup` of a node's robot parameters
     (``robot_description`` or ``urdf_file`` with ``xacro_allowed_paths``, ``prefix``,
-    ``gravity``, ``strict_urdf``, ``urdf_inertia``); ``options`` are further :func:`ros_vi.simulation.setup_robot`
-    keywords (initial state, interfaces, gains, trajectory joints), named like the node
-    parameters.  Raises :class:`ParameterError` naming the parameter, or
+    ``gravity``, ``strict_urdf``, ``urdf_inertia``); ``options`` are further
+    :func:`ros_vi.simulation.setup_robot` keywords (initial state, interfaces, gains,
+    trajectory joints), named like the node parameters.  Raises :class:`ParameterError` naming the parameter, or
     :class:`ros_vi.urdf.URDFError` naming it for a description the importer refuses."""
     from ..simulation import OptionError, load_description, setup_robot
     try:
