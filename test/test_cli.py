@@ -92,6 +92,23 @@ def test_info_reports_mimic_joints_and_importer_warnings(tmp_path, capsys):
     assert facts['total_mass'] == 1.5
 
 
+def test_info_prints_the_inertia_warning(tmp_path, capsys):
+    urdf = tmp_path / 'rod.urdf'
+    urdf.write_text('''<robot name="rod">
+      <link name="base"><inertial><mass value="2"/><inertia ixx="0" iyy="0" izz="3e-6" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="j" type="continuous"><parent link="base"/><child link="arm"/></joint>
+    </robot>''')
+    assert main(['info', str(urdf)]) == 0
+    text = capsys.readouterr().out
+    # the welded base's rod-like placeholder is not judged; the moving arm is, once
+    assert text.split('importer warnings: ')[1] == (
+        "\n  - link 'arm': inertia violates the triangle inequality (principal moments [0.1, "
+        "0.1, 0.5]: 0.5 > 0.1 + 0.1; no rigid body has these moments); imported it as written "
+        "(as urdfdom, Pinocchio and Gazebo do; inertia='balance' evens the moments out as "
+        "MuJoCo's balanceinertia does)\n")
+
+
 def test_info_bad_models_are_named():
     status, _, err = ros_vi('info', 'no_such_robot')
     assert status == 2

@@ -181,6 +181,22 @@ def test_cylinder_obstacle_and_link_to_link_pairs():
     assert det.compute_distances(q)[0] == pytest.approx(0.2 - 0.05, abs=1e-8)
 
 
+def test_capsule_link_against_the_closed_form():
+    """A URDF 1.2 capsule on the link (axis along the link's z): the distance to a sphere is
+    the distance to its axis segment less both radii."""
+    det = CollisionDetector(mover(collision('<capsule radius="0.05" length="0.4"/>',
+                                            xyz='0 0 0.1')),
+                            [('body', 'ball')], obstacles={'ball': Sphere(0.1, xyz=(0, 0, 0))})
+    q = np.array([0.5, 0.0, 0.0, 0.3])             # beside the cylindrical part
+    assert det.compute_distances(q)[0] == pytest.approx(0.5 - 0.05 - 0.1, abs=1e-8)
+    q = np.array([0.0, 0.0, 0.6, 0.0])             # above: the lower cap at z = 0.6 - 0.1
+    assert det.compute_distances(q)[0] == pytest.approx(0.6 + 0.1 - 0.2 - 0.05 - 0.1,
+                                                        abs=1e-8)
+    q = np.array([0.3, 0.0, 0.7, 0.0])             # off the end: to the cap's centre
+    d = math.hypot(0.3, 0.7 + 0.1 - 0.2) - 0.05 - 0.1
+    assert det.compute_distances(q)[0] == pytest.approx(d, abs=1e-8)
+
+
 # --------------------------------------------------------------------- the gradient
 def _random_configurations(n, seed, nq=7):
     rng = np.random.default_rng(seed)

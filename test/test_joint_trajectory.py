@@ -402,3 +402,54 @@ def test_a_partial_goal_holds_the_missing_joints_where_they_were_commanded():
         targets = follower.update(t, targets.positions, targets.velocities)
         assert targets.positions[0] == 0.3 and targets.velocities[0] == 0.0
     assert targets.positions[1] == 0.6
+
+
+@pytest.mark.parametrize('accelerations', [False, True])
+def test_peak_rates_are_the_pieces_largest_acceleration_and_jerk(accelerations):
+    times = np.array([0.0, 0.4, 1.1, 1.5, 2.6])
+    pts = [poly(QUINTIC if accelerations else CUBIC, t) for t in times]
+    rng = np.random.default_rng(3)
+    tr = JointTrajectory(NAMES, times, [p for p, _, _ in pts],
+                         [v + rng.normal(0, 0.3, 2) for _, v, _ in pts],
+                         [a + rng.normal(0, 0.5, 2) for _, _, a in pts] if accelerations
+                         else None)
+    acc, jerk = tr.peak_rates()
+    assert acc.shape == jerk.shape == (4, 2)
+    h = 1e-6
+    for i in range(4):
+        t = np.linspace(times[i], times[i + 1], 20001)
+        t[-1] = np.nextafter(t[-1], -np.inf)            # the piece's own end
+        a = np.array([tr.sample(x).accelerations for x in t])
+        # the sampled maximum approaches the exact one from below
+        assert np.all(acc[i] >= np.abs(a).max(axis=0) - 1e-12)
+        np.testing.assert_allclose(acc[i], np.abs(a).max(axis=0), rtol=1e-6)
+        j = (np.array([tr.sample(x + h).accelerations for x in t[1:-1]]) -
+             np.array([tr.sample(x - h).accelerations for x in t[1:-1]])) / (2 * h)
+        # (central differences stop one sample, 2e-5 s, short of the piece's ends)
+        assert np.all(jerk[i] >= np.abs(j).max(axis=0) * (1 - 1e-7))
+        np.testing.assert_allclose(jerk[i], np.abs(j).max(axis=0), rtol=1e-3)
+    linear = JointTrajectory(NAMES, [0.0, 1.0], [[0, 0], [1, 2]])
+    assert [r.tolist() for r in linear.peak_rates()] == [[[0.0, 0.0]], [[0.0, 0.0]]]
+
+
+def test_acceleration_and_jerk_limits_refuse_a_goal_beyond_them():
+    # a rest-to-rest cubic over 1 rad in 1 s: peak acceleration 6 rad/s^2, jerk 12 rad/s^3
+    tr = JointTrajectory(NAMES, [0.0, 1.0], [[0, 0], [1, 0]], [[0, 0], [0, 0]])
+    acc, jerk = tr.peak_rates()
+    np.testing.assert_allclose(acc[0], [6.0, 0.0], rtol=1e-14)
+    np.testing.assert_allclose(jerk[0], [12.0, 0.0], rtol=1e-14)
+    TrajectoryFollower(NAMES, acceleration_limits={'j1': 6.0 + 1e-9},
+                       jerk_limits={'j1': 12.0 + 1e-9}).validate(tr)
+    with pytest.raises(TrajectoryError) as err:
+        TrajectoryFollower(NAMES, acceleration_limits={'j1': 5.0}).validate(tr)
+    assert err.value.error_code == ErrorCode.INVALID_GOAL
+    assert str(err.value).endswith("joint 'j1': the piece from point 0 (0 s) to point 1 (1 s) "
+                                   "reaches acceleration 6/s^2, beyond its limit 5")
+    with pytest.raises(TrajectoryError, match=r"reaches jerk 12/s\^3, beyond its limit 10"):
+        TrajectoryFollower(NAMES, jerk_limits={'j1': 10.0, 'j2': 1.0}).set_trajectory(tr)
+    # 0 and inf are no limit; a joint that is not followed or a negative limit is refused
+    TrajectoryFollower(NAMES, acceleration_limits={'j1': 0.0, 'j2': np.inf}).validate(tr)
+    with pytest.raises(ValueError, match="acceleration_limits names 'j3'"):
+        TrajectoryFollower(NAMES, acceleration_limits={'j3': 1.0})
+    with pytest.raises(ValueError, match="jerk limit of 'j1' must be >= 0"):
+        TrajectoryFollower(NAMES, jerk_limits={'j1': -1.0})

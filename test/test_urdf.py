@@ -430,7 +430,7 @@ def test_inertia_checks():
     with pytest.raises(URDFError, match=r"'b'.*positive semi-definite beyond rounding "
                                         r"\(principal moments \[-0.4, "):
         import_urdf(one((0.1, 0.5, 0, 0.1, 0, 0.1)))
-    with pytest.raises(URDFError, match="'b'.*triangle inequality.*beyond rounding"):
+    with pytest.warns(URDFWarning, match="'b'.*triangle inequality.*imported it as written"):
         import_urdf(one((0.1, 0, 0, 0.1, 0, 0.5)))
 
 
@@ -740,3 +740,24 @@ def test_masses_and_lengths_that_overflow_are_refused_without_numpy_warnings():
         with pytest.raises(URDFError, match='the mass matrix is not finite at a generic '
                                             'configuration'):
             import_urdf(big)
+
+
+def test_urdf_1_2_limit_acceleration_and_jerk(caplog):
+    def one(limit):
+        return cases.robot('r', [cases.link('a'), cases.link('b', cases.inertial(1.0)),
+                                 '<joint name="j" type="revolute"><parent link="a"/>'
+                                 '<child link="b"/><limit lower="-1" upper="1" effort="2" '
+                                 'velocity="3" %s/></joint>' % limit,
+                                 cases.link('c', cases.inertial(1.0)),
+                                 cases.joint('k', 'continuous', 'b', 'c', axis=(0, 1, 0))])
+    with caplog.at_level('WARNING', logger='ros_vi.urdf'):
+        robot = import_urdf(one('acceleration="4.5" jerk="60"'), strict=True).urdf
+    assert caplog.records == []                  # not an unknown attribute to us
+    np.testing.assert_array_equal(robot.acceleration_limits, [4.5, np.inf])
+    np.testing.assert_array_equal(robot.jerk_limits, [60.0, np.inf])
+    np.testing.assert_array_equal(robot.velocity_limits, [3.0, np.inf])
+    for limit, culprit in (('acceleration="-1"', "joint 'j' limit acceleration must be >= 0"),
+                           ('jerk="fast"', "joint 'j' limit jerk: not a number: 'fast'"),
+                           ('jerk="nan"', "joint 'j' limit jerk: numbers must be finite")):
+        with pytest.raises(URDFError, match=culprit):
+            import_urdf(one(limit))

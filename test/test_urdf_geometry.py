@@ -114,6 +114,46 @@ def test_primitive_triangles_span_the_primitive_and_enclose_its_volume(segments)
         cyl.triangles(10)
 
 
+@pytest.mark.parametrize('segments', [8, 24])
+def test_capsule_triangles_span_it_and_are_a_closed_solid_inside_it(segments):
+    origin = origin_matrix([0.3, -0.2, 0.5], [0.4, -0.7, 1.1])
+    r, length = 0.05, 0.4
+    cap = Shape('l', 'capsule', origin, radius=r, length=length)
+    v, f = cap.triangles(segments)
+    local = (v - origin[:3, 3]) @ _rotation(cap)
+    np.testing.assert_allclose(local.max(axis=0), [r, r, length / 2 + r], atol=1e-12)
+    np.testing.assert_allclose(local.min(axis=0), [-r, -r, -length / 2 - r], atol=1e-12)
+    # every vertex on the capsule's surface: at distance r from its axis segment
+    axis = np.column_stack([np.zeros((len(local), 2)),
+                            np.clip(local[:, 2], -length / 2, length / 2)])
+    np.testing.assert_allclose(np.linalg.norm(local - axis, axis=1), r, rtol=1e-12)
+    assert all(cap.contains(p) for p in v)
+    # closed, wound outwards, its volume below the capsule's and above the inscribed
+    # prism's (the polygon's area times the cylinder's length)
+    a, b, c = local[f[:, 0]], local[f[:, 1]], local[f[:, 2]]
+    signed = np.einsum('ij,ij->i', a, np.cross(b, c)).sum() / 6
+    wedge = 0.5 * segments * math.sin(2 * math.pi / segments)
+    assert wedge * r * r * length < signed < math.pi * r * r * (length + 4 / 3 * r)
+    edges = np.vstack([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    assert len({tuple(e) for e in edges.tolist()}) == len(edges)
+    assert {tuple(e) for e in edges.tolist()} == {tuple(e) for e in edges[:, ::-1].tolist()}
+
+
+def test_capsule_is_read_from_urdf_1_2():
+    text = ('<robot name="r"><link name="a"><visual><origin xyz="0 0 0.3"/><geometry>'
+            '<capsule radius="0.05" length="0.4"/></geometry></visual>'
+            '<collision><geometry><capsule radius="0.06" length="0.5"/></geometry></collision>'
+            '</link></robot>')
+    (vis,), (col,) = link_geometry(text), link_geometry(text, 'collision')
+    assert (vis.type, vis.radius, vis.length, vis.origin[2, 3]) == ('capsule', 0.05, 0.4, 0.3)
+    assert (col.type, col.radius, col.length) == ('capsule', 0.06, 0.5)
+    assert vis.contains([0.0, 0.0, 0.3 + 0.2 + 0.049]) and \
+        not vis.contains([0.0, 0.0, 0.3 + 0.2 + 0.051])
+    assert vis.contains([0.049, 0.0, 0.3 + 0.2]) and not vis.contains([0.04, 0.04, 0.3])
+    with pytest.raises(URDFError, match=r"link 'a' <visual> 1 capsule radius, length"):
+        link_geometry(text.replace('radius="0.05"', 'radius="-1"'))
+
+
 def test_contains_follows_the_shape():
     origin = origin_matrix([0, 0, -1], [0, 0, 0])
     bob = Shape('l', 'sphere', origin, radius=0.05)
@@ -188,11 +228,11 @@ def test_malformed_geometry_is_refused_naming_the_link(body, culprit):
 
 
 def test_an_unknown_geometry_is_a_parse_error_naming_the_link():
-    text = ('<robot name="r">\n<link name="a">\n<visual><geometry><capsule radius="1" '
+    text = ('<robot name="r">\n<link name="a">\n<visual><geometry><cone radius="1" '
             'length="2"/></geometry></visual></link></robot>')
     for read in (link_geometry, import_urdf):
         with pytest.raises(URDFParseError, match=r"link 'a' <visual> \(line 3\): unknown "
-                                                 r"geometry <capsule>"):
+                                                 r"geometry <cone>"):
             read(text)
     with pytest.raises(URDFParseError, match=r"link\[@name='a'\]/visual\[1\]: Required "
                                              r"element not set in XML: geometry"):

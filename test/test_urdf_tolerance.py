@@ -54,8 +54,9 @@ def quirks():
             _inertia_link('antenna', 1.5e-4, 0.5e-4, 1.5e-4, 0.9999999e-4),
             J('ja', 'revolute', 'l2', 'antenna', (0, 0.1, 0), axis=(0, 0, 1),
               limit=cases.LIM)]),
-            "link 'antenna': inertia is not a rigid body's by rounding (principal moments "
-            "["),
+            "link 'antenna': inertia violates the triangle inequality (principal moments "
+            "[9.999999e-05, 0.0001, 0.0002]: 0.0002 > 9.999999e-05 + 0.0001; no rigid body has "
+            "these moments); imported it as written"),
         'massless': (cases.robot('hand', ARM + [
             L('finger1'), L('finger2'),
             J('f1', 'revolute', 'l2', 'finger1', (0, 0.1, 0), axis=(0, 0, 1),
@@ -144,9 +145,9 @@ def test_strict_refuses_each_quirk(case):
         assert head in str(err)
 
 
-def test_repaired_inertia_is_a_rigid_body():
+def test_balanced_inertia_is_a_rigid_body():
     xml, _ = quirks()['inertia_triangle']
-    system, _ = _import(xml)
+    system, _ = _import(xml, inertia='balance')
     frame = system.get_frame('antenna::inertial')
     ev = np.linalg.eigvalsh(frame.inertia)
     assert ev.min() >= 0 and ev[0] + ev[1] >= ev[2] * (1 - 1e-15)

@@ -14,7 +14,8 @@ from ros_vi.conventions import quaternion_to_rotation
 from ros_vi.resources import shipped_model
 from ros_vi.simulation import Simulation
 from ros_vi.recording import open_writer
-from ros_vi.urdf import URDFWarning, import_urdf, load_urdf_text
+from ros_vi.urdf import URDFWarning, import_urdf, link_geometry, load_urdf_text
+from ros_vi.urdf.shapes import SEGMENTS
 from ros_vi.visual.render import BONE_RGBA, JOINT_RGBA
 from ros_vi.visual.viewer import RobotView, ViewerError, fit_camera, serve
 
@@ -89,6 +90,23 @@ def test_scene_of_shipped_model(server, model):
     finally:
         view.remove()
     assert view.nodes == {}
+
+
+def test_a_capsule_is_drawn_as_its_triangles(server):
+    text = ('<robot name="cap"><link name="a"><visual><origin xyz="0 0 0.3"/><geometry>'
+            '<capsule radius="0.05" length="0.4"/></geometry></visual></link></robot>')
+    view = RobotView(server, text, name='cap')
+    try:
+        # the capsule's triangles are drawn under its link's node
+        assert {m.name.split('/')[2] for m in view._meshes} == {'a'}
+        drawn = np.vstack([np.asarray(m.vertices) for m in view._meshes])
+        (capsule,) = link_geometry(text)
+        expected = capsule.triangles(SEGMENTS)[0]
+        assert expected[:, 2].max() == pytest.approx(0.3 + 0.25, abs=1e-15)
+        gaps = np.linalg.norm(expected[:, None, :] - drawn[None, :, :], axis=2).min(axis=1)
+        assert gaps.max() < 1e-7
+    finally:
+        view.remove()
 
 
 def test_set_joint_positions_by_name(server):

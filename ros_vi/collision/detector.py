@@ -482,11 +482,13 @@ class CollisionDetector:
 
 
 def _primitive(coal, shape):
-    """coal shape of a box, cylinder or sphere (a urdf Shape or an obstacle)."""
+    """coal shape of a box, cylinder, capsule or sphere (a urdf Shape or an obstacle)."""
     if shape.type == 'box':
         return coal.Box(*(float(x) for x in shape.size))
     if shape.type == 'cylinder':
         return coal.Cylinder(float(shape.radius), float(shape.length))
+    if shape.type == 'capsule':         # coal's lz: the cylindrical part, as URDF's length
+        return coal.Capsule(float(shape.radius), float(shape.length))
     return coal.Sphere(float(shape.radius))
 
 

@@ -175,6 +175,36 @@ def _evaluate(x, t0, T, t):
     return p, v / T, a / (T * T)
 
 
+def _peak_rates(x, T):
+    """Largest |acceleration| and |jerk| (each (k, m)) over each of k pieces ``x`` (k, 6, m)
+    of lengths ``T`` (k,) [s]: exact, from the polynomials' values at the ends and at the
+    interior roots of their derivatives (a linear piece has neither)."""
+    x2, x3, x4, x5 = x[:, 2], x[:, 3], x[:, 4], x[:, 5]
+    T = T[:, None]
+
+    def acc(s):
+        return np.abs(((20.0 * x5 * s + 12.0 * x4) * s + 6.0 * x3) * s + 2.0 * x2) / (T * T)
+
+    def jerk(s):
+        return np.abs((60.0 * x5 * s + 24.0 * x4) * s + 6.0 * x3) / (T * T * T)
+
+    # jerk = 0: 60 x5 s^2 + 24 x4 s + 6 x3 = 0; snap = 0: s = -x4 / (5 x5)
+    a, b, c = 60.0 * x5, 24.0 * x4, 6.0 * x3
+    with np.errstate(divide='ignore', invalid='ignore'):
+        root = np.sqrt(np.maximum(b * b - 4.0 * a * c, 0.0))
+        quadratic = [(-b + root) / (2.0 * a), (-b - root) / (2.0 * a)]
+        linear = -c / b
+        stationary = [np.where(a != 0.0, r, np.where(b != 0.0, linear, 0.0))
+                      for r in quadratic]
+        snap_zero = np.where(x5 != 0.0, -x4 / (5.0 * x5), 0.0)
+    ones, zeros = np.ones_like(x2), np.zeros_like(x2)
+    peak_acc = np.max([acc(np.clip(np.nan_to_num(s), 0.0, 1.0))
+                       for s in [zeros, ones] + stationary], axis=0)
+    peak_jerk = np.max([jerk(np.clip(np.nan_to_num(s), 0.0, 1.0))
+                        for s in (zeros, ones, snap_zero)], axis=0)
+    return peak_acc, peak_jerk
+
+
 def _degrees(has_v, has_a):
     """Degree (k-1,) of each piece between consecutive waypoints: linear where either end
     has positions only, cubic where both give velocities, quintic where both also give
@@ -339,6 +369,13 @@ class JointTrajectory:
                                 _degrees(self.has_velocities, self.has_accelerations))
         self._lead = None          # the piece from the start state (starting_from)
 
+    def peak_rates(self):
+        """``(acceleration, jerk)``, each (k-1, m): the largest |acceleration| [rad/s^2 or
+        m/s^2] and |jerk| [/s^3] of each joint on each piece between waypoints (a linear
+        piece, between points without velocities, has neither: its velocity steps at the
+        waypoints)."""
+        return _peak_rates(self._x, np.diff(self.time_from_start))
+
     def sample(self, t):
         """Desired :class:`TrajectoryPoint` at ``t`` [s from the trajectory's start]:
         positions, velocities, accelerations, each (m,).  Before the start (or, without
@@ -467,13 +504,16 @@ class TrajectoryFollower:
         trajectory starts from the measured angle shifted to the turn nearest its first point
     lookahead : targets are sampled this long after the update time [s] (the JTC samples one
         controller period ahead); tolerances are checked at the update time
+    acceleration_limits, jerk_limits : {joint: limit} [rad/s^2 or m/s^2, /s^3] (e.g. URDF
+        1.2's ``<limit acceleration jerk>``): a trajectory whose pieces between waypoints
+        exceed one is refused with INVALID_GOAL; ``inf`` or 0: no limit
     """
 
     def __init__(self, joint_names, *, path_tolerance=(), goal_tolerance=(),
                  goal_time_tolerance=0.0, stopped_velocity_tolerance=0.01,
                  allow_partial_joints_goal=False,
                  allow_nonzero_velocity_at_trajectory_end=False, continuous_joints=(),
-                 lookahead=0.0):
+                 lookahead=0.0, acceleration_limits=None, jerk_limits=None):
         names = tuple(str(n) for n in joint_names)
         if not names:
             raise ValueError('TrajectoryFollower: no joints')
@@ -500,6 +540,20 @@ class TrajectoryFollower:
         self._wraps = np.zeros(n, dtype=bool)
         self._wraps[[self._index[c] for c in continuous_joints]] = True
         self.lookahead = self._nonnegative('lookahead', lookahead)
+        self._rate_limits = {}      # 'acceleration' / 'jerk' -> {joint: limit > 0, finite}
+        for label, given in (('acceleration', acceleration_limits), ('jerk', jerk_limits)):
+            table = {}
+            for joint, value in dict(given or {}).items():
+                if joint not in self._index:
+                    raise ValueError('TrajectoryFollower: %s_limits names %r, not a followed '
+                                     'joint (%s)' % (label, joint, ', '.join(names)))
+                value = float(value)
+                if not value >= 0.0:
+                    raise ValueError('TrajectoryFollower: %s limit of %r must be >= 0, got %r'
+                                     % (label, joint, value))
+                if 0.0 < value < math.inf:
+                    table[joint] = value
+            self._rate_limits[label] = table
         self._lock = threading.Lock()
         self._pending = None        # Execution waiting for its stamp / the next update
         self._active = None         # _Active
@@ -562,8 +616,8 @@ class TrajectoryFollower:
         TrajectoryError
             INVALID_JOINTS: a joint that is not followed, or followed joints missing (unless
             partial goals are allowed), or a tolerance naming an unknown joint;
-            INVALID_GOAL: a last waypoint with velocities (unless allowed), an illegal
-            tolerance; OLD_HEADER_TIMESTAMP: stamped, and ending before ``now`` (default: the
+            INVALID_GOAL: a last waypoint with velocities (unless allowed), a piece beyond
+            an acceleration or jerk limit, an illegal tolerance; OLD_HEADER_TIMESTAMP: stamped, and ending before ``now`` (default: the
             last update's time).
         """
         unknown = [n for n in trajectory.joint_names if n not in self._index]
@@ -585,6 +639,7 @@ class TrajectoryFollower:
                 raise TrajectoryError(
                     ErrorCode.INVALID_GOAL, 'velocity of the last point of joint %r is not '
                     'zero: %.15g' % (trajectory.joint_names[j], last[j]))
+        self._check_rates(trajectory)
         if now is None:
             now = self._time
         if trajectory.stamp != 0.0 and now is not None:
@@ -598,6 +653,28 @@ class TrajectoryFollower:
         goal_time = _resolve_value('goal_time_tolerance', self._default_goal_time,
                                    goal_time_tolerance)
         return path, goal, goal_time
+
+    def _check_rates(self, trajectory):
+        """INVALID_GOAL when a piece of ``trajectory`` exceeds an acceleration or jerk
+        limit, naming the joint, the piece and both values."""
+        if not any(self._rate_limits.values()) or trajectory.time_from_start.size < 2:
+            return
+        peaks = dict(zip(('acceleration', 'jerk'), trajectory.peak_rates()))
+        units = {'acceleration': '/s^2', 'jerk': '/s^3'}
+        t = trajectory.time_from_start
+        for label, table in self._rate_limits.items():
+            for col, joint in enumerate(trajectory.joint_names):
+                limit = table.get(joint)
+                if limit is None:
+                    continue
+                over = np.flatnonzero(peaks[label][:, col] > limit)
+                if over.size:
+                    i = int(over[0])
+                    raise TrajectoryError(
+                        ErrorCode.INVALID_GOAL, 'joint %r: the piece from point %d (%.9g s) to '
+                        'point %d (%.9g s) reaches %s %.6g%s, beyond its limit %.6g'
+                        % (joint, i, t[i], i + 1, t[i + 1], label,
+                           peaks[label][i, col], units[label], limit))
 
     def set_trajectory(self, trajectory, *, path_tolerance=(), goal_tolerance=(),
                        goal_time_tolerance=0.0, now=None, origin='a new trajectory'):

@@ -227,7 +227,12 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------------ parameters
     def _make_system(self, cfg):
-        return parameters.robot_setup(cfg).system
+        """The controller's model of the robot; the importer's tolerated quirks are logged
+        once each, as the simulator node logs them."""
+        setup = parameters.robot_setup(cfg)
+        for quirk in setup.warnings:
+            self.get_logger().warning('robot description: %s' % quirk)
+        return setup.system
 
     def _describe(self):
         c, lqr = self.controller, self.lqr

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from rcl_interfaces.msg import ParameterDescriptor
 
+from ..urdf.inertia import INERTIA_POLICIES
+
 __all__ = ['ParameterError', 'SimulatorParameters', 'ControllerParameters',
            'LQRControllerParameters', 'SwingUpControllerParameters', 'declare', 'read',
            'update', 'table', 'ros_name', 'robot_setup']
@@ -147,6 +149,14 @@ class RobotParameters:
     strict_urdf: bool = param(False, 'refuse a robot description with any quirk the importer '
                                      'would otherwise tolerate with a warning '
                                      '(docs/urdf-import.md)', boolean)
+    urdf_inertia: str = param('check', "inertia policy of the import (docs/urdf-import.md, "
+                                       "Inertia): 'check' imports a triangle-inequality "
+                                       "violation as written and refuses a tensor that is not "
+                                       "positive semi-definite, 'balance' evens a violation's "
+                                       "principal moments out as MuJoCo's balanceinertia "
+                                       "does, 'repair' moves any invalid inertia to the "
+                                       "nearest valid one (both warned)",
+                              string(INERTIA_POLICIES))
 
     def validate(self):
         if self.robot_description.strip() and self.urdf_file.strip():
@@ -451,9 +461,9 @@ def update(cfg, params):
 def robot_setup(cfg, **options):
     """The :class:`ros_vi.simulation.RobotSetup` of a node's robot parameters
     (``robot_description`` or ``urdf_file`` with ``xacro_allowed_paths``, ``prefix``,
-    ``gravity``, ``strict_urdf``); ``options`` are further :func:`ros_vi.simulation.setup_robot`
-    keywords (initial state, interfaces, gains, trajectory joints), named like the node
-    parameters.  Raises :class:`ParameterError` naming the parameter, or
+    ``gravity``, ``strict_urdf``, ``urdf_inertia``); ``options`` are further
+    :func:`ros_vi.simulation.setup_robot` keywords (initial state, interfaces, gains,
+    trajectory joints), named like the node parameters.  Raises :class:`ParameterError` naming the parameter, or
     :class:`ros_vi.urdf.URDFError` naming it for a description the importer refuses."""
     from ..simulation import OptionError, load_description, setup_robot
     try:
@@ -461,6 +471,7 @@ def robot_setup(cfg, **options):
                                                  cfg.xacro_allowed_paths)
         return setup_robot(text, prefix=cfg.prefix, gravity=cfg.gravity,
                            strict=cfg.strict_urdf, base_dir=base_dir,
-                           where='parameter ' + where, **options)
+                           where='parameter ' + where,
+                           import_options={'inertia': cfg.urdf_inertia}, **options)
     except OptionError as err:
         raise ParameterError('parameter %s' % err) from None

@@ -188,10 +188,17 @@ class SimulatorNode(Node):
         if not joints:
             return None
         self._follow_index = np.array([self.sim.joint_names.index(j) for j in joints])
+        # the URDF's <limit acceleration jerk> (URDF 1.2), per config name
+        robot = self.setup.system.urdf
+        rates = {label: {n: v for n, v in zip(robot.config_names, values) if n in joints}
+                 for label, values in (('acceleration', robot.acceleration_limits),
+                                       ('jerk', robot.jerk_limits))}
         # targets sampled half a tick ahead: the drive acts at the step's midpoint
         return TrajectoryFollower(joints, goal_time_tolerance=self.cfg.goal_time_tolerance,
                                   continuous_joints=self.setup.continuous_joints,
-                                  lookahead=0.5 / self.cfg.rate)
+                                  lookahead=0.5 / self.cfg.rate,
+                                  acceleration_limits=rates['acceleration'],
+                                  jerk_limits=rates['jerk'])
 
     def _make_distances(self, cfg):
         """The :class:`~ros_vi.collision.CollisionDetector` of ``distance_pairs`` (None when

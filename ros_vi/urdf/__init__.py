@@ -19,6 +19,8 @@ One job per module:
   ``system.urdf.ros2_control``) and the per-joint command interfaces they declare
   (:class:`JointControl`, ``system.urdf.joint_controls``);
 * :mod:`.tolerance` -- the tolerance policy: :class:`Quirk` records and :class:`URDFWarning`;
+* :mod:`.inertia` -- the inertia policy: each moving rigid body (links merged across fixed
+  joints) judged by its composite inertia (the ``inertia`` import option);
 * :mod:`.xacro` -- :func:`xacro_to_urdf`;
 * :mod:`.shapes` -- :func:`link_geometry`: the ``<visual>``/``<collision>`` shapes of the
   links (:class:`Shape`: primitives and meshes, colours, triangles), for drawing and

@@ -10,7 +10,8 @@ from .xacro import xacro_to_urdf
 __all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text']
 
 
-def _import(source, where, strict=False, floating_base=None, base_dir=None, **options):
+def _import(source, where, strict=False, floating_base=None, base_dir=None, inertia='check',
+            **options):
     """Parse, validate and build; ``where`` None: named after the robot.  The tolerated
     quirks are on ``system.urdf.warnings`` and emitted once each as URDFWarning; the
     source and ``base_dir`` are kept on ``system.urdf`` (description, base_dir)."""
@@ -22,8 +23,8 @@ def _import(source, where, strict=False, floating_base=None, base_dir=None, **op
         name = root.get('name')
         where = 'URDF robot %r' % name if name else 'URDF'
     tol = Tolerance(where, strict)
-    system = build_system(read_description(root, where, tol, floating_base), where, tol=tol,
-                          **options)
+    system = build_system(read_description(root, where, tol, floating_base, inertia), where,
+                          tol=tol, **options)
     system.urdf._set_source(source, base_dir)
     tol.emit(stacklevel=4)
     return system
@@ -33,7 +34,7 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
                 base_rpy=None, base_pose=None, actuated='all', friction=False,
                 friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
                 limit_damping=10.0, limit_width=1e-3, massless='kinematic', strict=False,
-                floating_base=None, mimic='reduce', base_dir=None):
+                floating_base=None, mimic='reduce', base_dir=None, inertia='check'):
     """Build a :class:`System` from a URDF given as an XML string (``robot_description``).
 
     Parameters
@@ -79,6 +80,14 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
         follows its leader and has no config; fast compiled path) or as holonomic
         :class:`constraints.Mimic` constraints (trep's formulation; the mimic joint keeps a
         config).  Both give the same motion (docs/urdf-import.md).
+    inertia : 'check' | 'balance' | 'repair'
+        The inertia policy (docs/urdf-import.md, "Inertia"): each moving rigid body (links
+        joined by fixed joints) is judged by its composite inertia, never the body welded
+        to the world.  ``'check'`` (default): a triangle-inequality violation is imported
+        as written with a warning, a tensor not positive semi-definite beyond rounding is
+        refused; ``'balance'``: triangle violations get the mean of their principal
+        moments, as MuJoCo's ``balanceinertia`` does (warned); ``'repair'``: any invalid
+        inertia moves to the nearest valid one (warned).
     base_dir : str, optional
         Folder of the URDF file, against which relative mesh paths are taken later
         (collision queries, drawing); kept as ``system.urdf.base_dir`` beside the text
@@ -100,7 +109,7 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
                    enforce_limits=enforce_limits, limit_stiffness=limit_stiffness,
                    limit_damping=limit_damping, limit_width=limit_width, massless=massless,
                    strict=strict, floating_base=floating_base, mimic=mimic,
-                   base_dir=base_dir)
+                   base_dir=base_dir, inertia=inertia)
 
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import name_list
 from .errors import URDFError, URDFParseError, URDFSecurityError
 from .geometry import origin_matrix
+from .inertia import judge_inertias
 from .ros2_control import check_ros2_control, read_ros2_control
 from .tolerance import Tolerance
 
@@ -141,13 +142,61 @@ def _drop_unread_elements(root, where, tol):
         root.remove(el)
 
 
+def _take_rate_limits(root, where):
+    """``{joint: {'acceleration': a, 'jerk': j}}`` of URDF 1.2's ``<limit acceleration
+    jerk>`` [rad/s^2, rad/s^3 or m/s^2, m/s^3], numbers >= 0, taken off the XML (urdfdom
+    reads them; urdf_parser_py would log each as an unknown attribute)."""
+    out = {}
+    for el in root.iterchildren('joint'):
+        limit = el.find('limit')
+        if limit is None:
+            continue
+        for attr in RATE_LIMITS:
+            text = limit.get(attr)
+            if text is None:
+                continue
+            what = '%s: joint %r limit %s' % (where, el.get('name'), attr)
+            try:
+                value = float(text)
+            except ValueError:
+                raise URDFParseError('%s: not a number: %r' % (what, text)) from None
+            value = float(finite([value], what)[0])
+            if value < 0:
+                raise URDFError('%s must be >= 0, got %g' % (what, value))
+            out.setdefault(el.get('name'), {})[attr] = value
+            del limit.attrib[attr]
+    return out
+
+
 def _path_copy(path):
     new = object.__new__(type(path))
     new.__dict__.update(path.__dict__)
     return new
 
 
-GEOMETRY_TAGS = ('box', 'cylinder', 'sphere', 'mesh')
+RATE_LIMITS = ('acceleration', 'jerk')
+GEOMETRY_TAGS = ('box', 'cylinder', 'sphere', 'mesh', 'capsule')
+
+
+def _register_capsule(xmlr):
+    """Teach urdf_parser_py URDF 1.2's ``<capsule radius length>`` (urdfdom reads it;
+    urdf_parser_py knows the four older shapes only): a reflected ``Capsule`` in its
+    geometry factory, registered once."""
+    factory = xmlr.value_types['urdf.geometric'].factory
+    if 'capsule' in factory.typeMap:
+        return
+
+    class Capsule(xmlr.Object):
+        """URDF 1.2 capsule: a cylinder of ``radius`` [m] and ``length`` [m] (its cylindrical
+        part, along z, centred) closed by two hemispheres."""
+        def __init__(self, radius=0.0, length=0.0):
+            self.radius = radius
+            self.length = length
+
+    xmlr.reflect(Capsule, tag='capsule', params=[xmlr.Attribute('radius', float),
+                                                  xmlr.Attribute('length', float)])
+    factory.typeMap['capsule'] = Capsule
+    factory.nameMap[Capsule] = 'capsule'
 
 
 def _unknown_geometry(root):
@@ -172,11 +221,13 @@ def _to_urdf_model(root, where, tol):
     except ImportError as err:    # pragma: no cover - dependency missing
         raise ImportError('ros_vi.urdf needs urdfdom-py (pip install urdfdom-py): %s' % err)
     from lxml import etree
+    _register_capsule(xmlr_core)
     if '__copy__' not in vars(xmlr_core.Path):
         # urdf_parser_py copies a Path (for error messages) per attribute read with
         # copy.copy's generic protocol: the same shallow copy, several times faster
         xmlr_core.Path.__copy__ = _path_copy
     _drop_unread_elements(root, where, tol)
+    rate_limits = _take_rate_limits(root, where)
     messages = []
     saved = xmlr_core.on_error
     xmlr_core.on_error = messages.append
@@ -200,6 +251,7 @@ def _to_urdf_model(root, where, tol):
         xmlr_core.on_error = saved
     for msg in messages:
         _log.warning('%s: %s', where, msg)
+    model.rate_limits = rate_limits          # read by _validate
     return model
 
 
@@ -209,7 +261,8 @@ class JointInfo:
     Attributes: name, type, parent, child (link names; parent None for the root joint that
     ``floating_base=True`` adds), origin (4, 4), axis (3,) unit,
     lower, upper (``-inf``/``inf`` when absent or continuous), effort, velocity (``inf`` when
-    absent), damping, friction, mimic (None or ``(joint, multiplier, offset)``), config
+    absent), acceleration [rad/s^2 or m/s^2] and jerk [rad/s^3 or m/s^3] (URDF 1.2 ``<limit
+    acceleration jerk>``; ``inf`` when absent), damping, friction, mimic (None or ``(joint, multiplier, offset)``), config
     (the :class:`Config`, None for fixed joints), input (the actuation :class:`Input` or
     None).
     """
@@ -220,6 +273,7 @@ class JointInfo:
         self.axis = np.array([1.0, 0.0, 0.0])
         self.lower, self.upper = -np.inf, np.inf
         self.effort, self.velocity = np.inf, np.inf
+        self.acceleration, self.jerk = np.inf, np.inf
         self.damping, self.friction = 0.0, 0.0
         self.mimic = None
         self.config = None
@@ -265,63 +319,14 @@ def _pose(origin, what):
     return origin_matrix(xyz, rpy)
 
 
-ROUNDING = 1e-6     # relative size of an inertia defect that is repaired, not rejected
-_NOISE = 1e-12      # below this (relative) a defect is eigen-solver noise: left alone
-
-
-def _fmt_values(values):
-    return '[%s]' % ', '.join('%.9g' % x for x in values)
-
-
-def _check_inertia(link, mass, inertia, where, tol):
-    """The inertia to use: as given, or repaired when it is not a rigid body's only by
-    rounding (negative principal moments, triangle inequality); beyond that an error."""
+def _check_mass(link, mass, inertia, where, tol):
+    """A link's own mass [kg] is checked here; its inertia is judged with the rigid body it
+    belongs to (:mod:`.inertia`, once the joints are known)."""
     if mass < 0:
         raise URDFError('%s: link %r has negative mass %g' % (where, link, mass))
     if mass == 0 and np.any(inertia != 0):
         tol.tolerate('link', link, 'zero mass but non-zero inertia',
                      'kept the inertia (the link has rotational inertia only)')
-    if not (inertia[0, 1] or inertia[0, 2] or inertia[1, 2]):
-        ev = np.diag(inertia).copy()           # diagonal: no eigen-solver needed
-        vecs = None
-    else:
-        ev, vecs = np.linalg.eigh(inertia)
-    scale = float(np.abs(ev).max())
-    if scale == 0.0:
-        return inertia
-    lo, hi = float(ev.min()), float(ev.max())
-    negative = -lo / scale
-    with np.errstate(over='ignore', invalid='ignore'):
-        triangle = (hi - (ev.sum() - hi)) / scale       # c - (a + b) for the largest c
-    if not math.isfinite(triangle):                     # moments near the largest float
-        e = ev / scale
-        triangle = float(e.max() - (e.sum() - e.max()))
-    if negative <= _NOISE and triangle <= _NOISE:
-        return inertia
-    if negative > ROUNDING or triangle > ROUNDING:
-        what = ('is not positive semi-definite' if negative > ROUNDING else
-                'violates the triangle inequality (no rigid body has these moments)')
-        raise URDFError('%s: link %r: inertia %s beyond rounding (principal moments %s; '
-                        'defects up to %g of the largest are repaired)'
-                        % (where, link, what, _fmt_values(np.sort(ev)), ROUNDING))
-    fixed = np.clip(ev, 0.0, None)
-    k = int(np.argmax(fixed))
-    excess = fixed[k] - (fixed.sum() - fixed[k])
-    if excess > 0:                                       # nearest point with a + b >= c
-        fixed = fixed + excess / 3.0
-        fixed[k] -= excess                                # c - d, a + d, b + d
-    if vecs is None:
-        repaired = np.diag(fixed)
-    else:
-        repaired = (vecs * fixed) @ vecs.T
-        repaired = 0.5 * (repaired + repaired.T)
-    tol.tolerate('link', link, 'inertia is not a rigid body\'s by rounding (principal '
-                 'moments %s: %s)' % (_fmt_values(np.sort(ev)),
-                                      'negative' if negative > _NOISE else
-                                      'triangle inequality violated'),
-                 'repaired it to the nearest valid inertia (principal moments %s)'
-                 % _fmt_values(np.sort(fixed)))
-    return repaired
 
 
 def _validate(model, where, tol, floating_base=None):
@@ -348,7 +353,7 @@ def _validate(model, where, tol, floating_base=None):
                 vals = finite([I.ixx, I.ixy, I.ixz, I.iyy, I.iyz, I.izz], what + ' inertia')
                 ixx, ixy, ixz, iyy, iyz, izz = vals
                 Im = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-            Im = _check_inertia(name, mass, Im, where, tol)
+            _check_mass(name, mass, Im, where, tol)
             plan.inertials[name] = (mass, Im, _pose(inertial.origin, what))
     jseen = {}
     parent_of = {}
@@ -374,6 +379,8 @@ def _validate(model, where, tol, floating_base=None):
         info = JointInfo(name, jtype, j.parent, j.child)
         what = '%s: joint %r' % (where, name)
         info.origin = _pose(j.origin, what)
+        for attr, value in model.rate_limits.get(name, {}).items():
+            setattr(info, attr, value)
         if jtype == 'floating' and floating_base == 'euler':
             info.euler = True
             tol.tolerate('joint', name, 'floating joint imported with Euler angles '
@@ -481,7 +488,10 @@ def _validate(model, where, tol, floating_base=None):
     return plan
 
 
-def read_description(root, where, tol=None, floating_base=None):
+RATE_LIMITS = ('acceleration', 'jerk')
+
+
+def read_description(root, where, tol=None, floating_base=None, inertia='check'):
     """The validated :class:`Description` of a ``<robot>`` element from :func:`parse_xml`
     (its ``<ros2_control>`` blocks read and checked by :mod:`.ros2_control`).
 
@@ -489,7 +499,9 @@ def read_description(root, where, tol=None, floating_base=None):
     :class:`~.tolerance.Tolerance` collecting the quirks (a fresh non-strict one if None);
     ``floating_base``: None or False (``floating`` joints are free joints), True (also a
     free joint ``root_joint`` between the world and the root link, as Pinocchio's
-    free-flyer) or ``'euler'`` (``floating`` joints as six Euler-angle configs).
+    free-flyer) or ``'euler'`` (``floating`` joints as six Euler-angle configs);
+    ``inertia``: the inertia policy, ``'check'``, ``'balance'`` or ``'repair'``
+    (:mod:`.inertia`).
     """
     if floating_base not in (None, False, True, 'euler'):
         raise ValueError("floating_base must be None, False, True or 'euler', got %r"
@@ -515,6 +527,7 @@ def read_description(root, where, tol=None, floating_base=None):
         raise URDFError('%s: the moving joints have %s configs, more than the %s the importer '
                         'takes (MAX_CONFIGS)' % (where, format(configs, ','),
                                                  format(MAX_CONFIGS, ',')))
+    judge_inertias(plan, where, tol, inertia)
     check_ros2_control(blocks, {j.name: j for j in plan.joints}, where, tol)
     plan.ros2_control = blocks
     return plan

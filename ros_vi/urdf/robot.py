@@ -165,6 +165,18 @@ class URDFRobot:
         return np.array([j.velocity for j in self._moving()])
 
     @property
+    def acceleration_limits(self):
+        """URDF 1.2 ``<limit acceleration>`` per joint in config order [rad/s^2 or m/s^2]
+        (``inf`` if none)."""
+        return np.array([j.acceleration for j in self._moving()])
+
+    @property
+    def jerk_limits(self):
+        """URDF 1.2 ``<limit jerk>`` per joint in config order [rad/s^3 or m/s^3] (``inf``
+        if none)."""
+        return np.array([j.jerk for j in self._moving()])
+
+    @property
     def damping_coefficients(self):
         """``<dynamics damping>`` per joint in config order [N m s/rad or N s/m]."""
         return np.array([j.damping for j in self._moving()])

@@ -7,7 +7,9 @@ a description is read the same way whether it is simulated or drawn.  The rules
 (docs/urdf-import.md, "Visual and collision geometry"):
 
 * a shape's ``origin`` is its ``<origin>`` in the link frame; primitives are centred there
-  (a cylinder along its z axis), as in URDF;
+  (a cylinder along its z axis), as in URDF; URDF 1.2's ``<capsule radius length>`` is a
+  cylinder of that radius and length along z closed by two hemispheres (its extent along z
+  is ``length + 2 radius``);
 * a visual's colour follows urdfdom: a ``<material name>`` declared at robot level gives its
   colour (it wins over a colour repeated in the visual); otherwise the visual's own
   ``<color>``, whose name later visuals may then use; a material with a texture only, no
@@ -42,7 +44,7 @@ __all__ = ['Shape', 'link_geometry', 'resolve_mesh', 'DEFAULT_RGBA', 'SHAPE_TYPE
            'MAX_MESH_BYTES']
 
 DEFAULT_RGBA = (0.7, 0.7, 0.7, 1.0)
-SHAPE_TYPES = ('box', 'cylinder', 'sphere', 'mesh')
+SHAPE_TYPES = ('box', 'cylinder', 'sphere', 'mesh', 'capsule')
 KINDS = ('visual', 'collision')
 
 # segments around a cylinder or a sphere's equator: a multiple of 4 puts vertices on the
@@ -60,7 +62,7 @@ class Shape:
     link : str
         URDF name of the link the shape is attached to.
     type : str
-        ``'box'``, ``'cylinder'``, ``'sphere'`` or ``'mesh'``.
+        ``'box'``, ``'cylinder'``, ``'sphere'``, ``'capsule'`` or ``'mesh'``.
     origin : (4, 4) ndarray
         Pose of the shape in the link frame (its ``<origin>``) [m].
     rgba : tuple of 4 floats in [0, 1]
@@ -68,7 +70,8 @@ class Shape:
     size : (3,) ndarray or None
         Box edge lengths along the shape's x, y, z [m].
     radius, length : float or None
-        Cylinder (about the shape's z axis, centred) and sphere radius [m]; cylinder length [m].
+        Cylinder and capsule (about the shape's z axis, centred) and sphere radius [m];
+        cylinder length and the length of a capsule's cylindrical part [m].
     filename : str or None
         Mesh filename as written in the URDF.
     path : str or None
@@ -140,6 +143,10 @@ class Shape:
                         and abs(local[2]) <= self.length / 2 + margin)
         if self.type == 'sphere':
             return bool(np.linalg.norm(local) <= self.radius + margin)
+        if self.type == 'capsule':                  # distance to its axis segment
+            h = self.length / 2
+            axis = np.array([0.0, 0.0, min(max(local[2], -h), h)])
+            return bool(np.linalg.norm(local - axis) <= self.radius + margin)
         tri = self.triangles()
         if tri is None or not len(tri[0]):
             return False
@@ -177,28 +184,42 @@ def _cylinder(shape, n):
     return v, f.astype(np.int64)
 
 
-def _sphere(shape, n):
+def _sphere(shape, n, half_length=0.0):
+    """A sphere of ``shape.radius``; with ``half_length`` h > 0 a capsule: the southern
+    hemisphere moved down by h, the northern up by h, the equator ring doubled (one ring
+    each side of the cylindrical part)."""
     r = float(shape.radius)
     rings = n // 2                      # latitude bands; even: a ring on the equator
     lat = np.pi * np.arange(1, rings) / rings - np.pi / 2
+    if half_length > 0.0:
+        lat = np.insert(lat, rings // 2, 0.0)
     lon = 2 * np.pi * np.arange(n) / n
     body = np.stack([np.outer(np.cos(lat), np.cos(lon)), np.outer(np.cos(lat), np.sin(lon)),
                      np.outer(np.sin(lat), np.ones(n))], axis=-1).reshape(-1, 3)
     v = r * np.vstack([body, [[0.0, 0.0, -1.0], [0.0, 0.0, 1.0]]])
+    if half_length > 0.0:
+        north_half = np.zeros(len(v), dtype=bool)
+        north_half[(rings // 2) * n:len(body)] = True
+        north_half[-1] = True
+        v[:, 2] += np.where(north_half, half_length, -half_length)
     south, north = len(body), len(body) + 1
     faces = []
     i = np.arange(n)
     j = (i + 1) % n
-    for k in range(rings - 2):
+    for k in range(len(lat) - 1):
         a, b = k * n, (k + 1) * n
         faces += [np.column_stack([a + i, a + j, b + j]), np.column_stack([a + i, b + j, b + i])]
-    top = (rings - 2) * n
+    top = (len(lat) - 1) * n
     faces += [np.column_stack([np.full(n, south), j, i]),
               np.column_stack([np.full(n, north), top + i, top + j])]
     return v, np.vstack(faces).astype(np.int64)
 
 
-_PRIMITIVES = {'box': _box, 'cylinder': _cylinder, 'sphere': _sphere}
+def _capsule(shape, n):
+    return _sphere(shape, n, float(shape.length) / 2)
+
+
+_PRIMITIVES = {'box': _box, 'cylinder': _cylinder, 'sphere': _sphere, 'capsule': _capsule}
 
 
 @functools.lru_cache(maxsize=64)
@@ -392,6 +413,9 @@ def _shape(link, element, kind, what, base_dir, missing, packages_only=False):
             [g.radius, g.length], what + ' cylinder radius, length'))
     elif gtype == 'sphere':
         shape.radius = float(_positive([g.radius], what + ' sphere radius')[0])
+    elif gtype == 'capsule':
+        shape.radius, shape.length = (float(x) for x in _positive(
+            [g.radius, g.length], what + ' capsule radius, length'))
     elif gtype == 'mesh':
         shape.filename = g.filename
         shape.scale = _positive(g.scale if g.scale is not None else (1.0, 1.0, 1.0),
@@ -402,6 +426,6 @@ def _shape(link, element, kind, what, base_dir, missing, packages_only=False):
             links = missing.setdefault(g.filename, ([], reason))[0]
             if link not in links:
                 links.append(link)
-    else:       # pragma: no cover - urdf_parser_py knows these four only
+    else:       # pragma: no cover - the parse knows these five only
         raise URDFError('%s: unsupported geometry <%s>' % (what, gtype))
     return shape

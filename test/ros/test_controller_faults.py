@@ -5,6 +5,7 @@ import itertools
 import math
 import os
 
+import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import Log
@@ -157,6 +158,7 @@ def test_repeated_state_gets_the_same_answer(probe, running):
     ({'goal_positions': [1.0, 2.0]}, SwingUpControllerNode, 'parameter goal_positions'),
     ({'goal_positions': []}, LQRControllerNode, 'parameter goal_positions'),
     ({'active_region': 'sometimes'}, LQRControllerNode, 'parameter active_region'),
+    ({'urdf_inertia': 'mujoco'}, SwingUpControllerNode, 'parameter urdf_inertia'),
     ({'handover_c_in': 10.0, 'handover_c_out': 5.0}, LQRControllerNode, 'handover_c_in'),
 ])
 def test_bad_parameters_are_named(probe, params, cls, culprit):
@@ -177,3 +179,42 @@ def test_lqr_region_mode_is_idle_outside_the_region(probe):
     finally:
         node.destroy_node()
     assert os.path.isdir(ROOT)
+
+
+def _pendulum_with_inertia(ixx, ixy, iyy, izz):
+    with open(urdf('pendulum')) as fh:
+        text = fh.read()
+    return text.replace('<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>',
+                        '<inertia ixx="%r" ixy="%r" ixz="0" iyy="%r" iyz="0" izz="%r"/>'
+                        % (ixx, ixy, iyy, izz))
+
+
+def _logged(rosout, node, text):
+    return [m.msg for m in rosout.msgs if m.name.endswith(node.get_name()) and text in m.msg]
+
+
+def test_urdf_quirks_are_logged_once_at_start(probe, rosout, running):
+    triangle = _pendulum_with_inertia(0.01, 0.0, 0.01, 0.05)
+    node = running(_node(probe, urdf_file='', robot_description=triangle))
+    wait_until(lambda: _logged(rosout, node, 'joints'), what='the start-up line')
+    quirks = _logged(rosout, node, 'robot description:')
+    assert quirks == ["robot description: link 'pendulum': inertia violates the triangle "
+                      "inequality (principal moments [0.01, 0.01, 0.05]: 0.05 > 0.01 + 0.01; no "
+                      "rigid body has these moments); imported it as written (as urdfdom, "
+                      "Pinocchio and Gazebo do; inertia='balance' evens the moments out as "
+                      "MuJoCo's balanceinertia does)"]
+
+
+def test_urdf_inertia_parameter_reaches_the_importer(probe, rosout, running):
+    not_psd = _pendulum_with_inertia(0.01, 0.02, 0.01, 0.01)
+    with pytest.raises(ValueError, match="link 'pendulum': inertia is not positive "
+                                         "semi-definite beyond rounding"):
+        _node(probe, urdf_file='', robot_description=not_psd)
+    node = running(_node(probe, cls=LQRControllerNode, urdf_file='', robot_description=not_psd,
+                         urdf_inertia='repair'))
+    inertia = node.system.get_frame('pendulum::inertial').inertia
+    assert np.linalg.eigvalsh(inertia).min() >= 0.0
+    wait_until(lambda: _logged(rosout, node, 'joints'), what='the start-up line')
+    assert [q.split('); ')[-1] for q in _logged(rosout, node, 'robot description:')] \
+        == ['repaired it to the nearest valid inertia (principal moments [0.00666666667, '
+            '0.0166666667, 0.0233333333])']

@@ -1,6 +1,10 @@
 """The simulator node and the URDF tolerance policy: a tolerated quirk is logged once at
 start; with strict_urdf the node exits naming it; a robot without moving joints runs."""
+import numpy as np
+import pytest
 from rclpy.parameter import Parameter
+
+from ros_vi.control.joint_trajectory import JointTrajectory, TrajectoryError
 
 from ros_vi.ros.simulator_node import SimulatorNode
 
@@ -48,5 +52,37 @@ def test_a_robot_without_moving_joints_runs(probe):
         node.sim.step(3)
         state = node.sim.state()
         assert abs(state.t - 3 * node.sim.dt) < 1e-12 and state.positions.size == 0
+    finally:
+        node.destroy_node()
+
+
+def test_urdf_inertia_parameter_balances_a_triangle_violation(probe):
+    urdf = QUIRKY.replace('<mimic joint="ghost"/>', '').replace('izz="0.1"', 'izz="0.5"')
+    node = SimulatorNode(context=probe.context, node_name='balanced_sim', parameter_overrides=[
+        Parameter('robot_description', value=urdf), Parameter('start_paused', value=True),
+        Parameter('urdf_inertia', value='balance')])
+    try:
+        inertia = node.sim.system.get_frame('b::inertial').inertia
+        assert abs(inertia - np.eye(3) * 0.7 / 3).max() < 1e-15
+        assert [q.action for q in node.setup.warnings] == [
+            "balanced it as MuJoCo's balanceinertia does (inertia='balance'): the principal "
+            "moments set to their mean 0.233333333"]
+    finally:
+        node.destroy_node()
+
+
+def test_the_trajectory_follower_refuses_a_goal_beyond_the_urdf_acceleration_limit(probe):
+    urdf = QUIRKY.replace('<mimic joint="ghost"/>',
+                          '<limit effort="10" velocity="5" acceleration="5" jerk="100"/>')
+    node = SimulatorNode(context=probe.context, node_name='limited_sim', parameter_overrides=[
+        Parameter('robot_description', value=urdf), Parameter('start_paused', value=True)])
+    try:
+        # rest to rest over 1 rad in 1 s (cubic): peak acceleration 6 rad/s^2
+        fast = JointTrajectory(['j'], [0.0, 1.0], [[0.0], [1.0]], [[0.0], [0.0]])
+        with pytest.raises(TrajectoryError, match=r"joint 'j': .* reaches acceleration "
+                                                  r"6/s\^2, beyond its limit 5"):
+            node.follower.validate(fast)
+        slow = JointTrajectory(['j'], [0.0, 2.0], [[0.0], [1.0]], [[0.0], [0.0]])
+        node.follower.validate(slow)                 # 1.5 rad/s^2, 1.5 rad/s^3
     finally:
         node.destroy_node()
