@@ -89,6 +89,17 @@ def test_odd_links_welded_to_the_world_import_silently():
     import_urdf(xml, strict=True)
 
 
+def test_a_floating_base_root_body_is_judged():
+    # the same odd root on a free joint (floating_base=True) moves: its triangle violation
+    # (0, 0, 3e-6) is reported, as any moving body's
+    base = L('base', I(3.0, (0, 0, 0.1), I=(0, 0, 0, 0, 0, 3e-6)))
+    xml = _robot('floating', [], base=base)
+    system, caught = _import(xml, floating_base=True)
+    assert len(caught) == 1 and "link 'base'" in caught[0] and 'triangle' in caught[0]
+    with pytest.raises(URDFError, match="link 'base'"):
+        import_urdf(xml, floating_base=True, strict=True)
+
+
 def test_odd_link_merged_into_a_normal_body_imports():
     # a camera whose own inertia is not positive semi-definite and a rod breaking the
     # triangle inequality, both bolted to l2: the composite body is a rigid body's
