@@ -372,5 +372,60 @@ def test_bad_free_joints_are_refused_clearly():
     vi = trep.MidpointVI(system)
     vi.initialize_from_state(0.0, np.zeros(6), np.ones(6))
     vi.step(0.01)
-    with pytest.raises(NotImplementedError, match="free joints \\('box'\\)"):
-        vi.q2_dq1()
+    assert vi.q2_dq1().shape == (6, 6)
+    with pytest.raises(NotImplementedError, match="second derivatives.*free joints \\('box'\\)"):
+        vi.q2_dq1dq1()
+
+
+# --------------------------------------------------------------------------- derivatives
+def _step_from(system, joint, fast, R0, q0, p0, u, dt):
+    """One step from (q0, p0) with the reference attitude R0: the result (q2, p2) and the
+    reference attitude the step left."""
+    vi = trep.MidpointVI(system, tolerance=1e-13, fast=fast, min_iterations=2)
+    pose = np.eye(4)
+    pose[:3, :3] = R0
+    joint.reference_frame.transform_value = pose
+    vi.initialize_from_state(0.0, q0, p0)
+    vi.step(dt, u)
+    return vi, vi.q2, vi.p2, joint.reference_attitude
+
+
+@pytest.mark.parametrize('fast', [True, False])
+def test_step_derivatives_with_free_joints_match_finite_differences(fast):
+    system, joint = floating_robot(gravity=(0.0, 0.0, -9.81))
+    charts = system.free_charts
+    rng = np.random.default_rng(7)
+    R0 = _rotation(rng)
+    q0 = rng.normal(size=system.nQ) * 0.3          # angles off the chart's centre too
+    p0 = rng.normal(size=system.nQ)
+    u = rng.normal(size=system.nu)
+    dt = 0.02
+    vi, q2, p2, R2 = _step_from(system, joint, fast, R0, q0, p0, u, dt)
+    assert vi.compiled == fast
+    exact = {name: getattr(vi, name)() for name in
+             ('q2_dq1', 'q2_dp1', 'q2_du1', 'p2_dq1', 'p2_dp1', 'p2_du1')}
+    h = 1e-6
+
+    def run(dq=0.0, dp=0.0, du=0.0):
+        _, q, p, R = _step_from(system, joint, fast, R0, q0 + dq, p0 + dp, u + du, dt)
+        q, p = q.copy(), p.copy()
+        # the perturbed step's result in the nominal step's charts
+        charts.set_attitudes(system.model, R2[None])
+        charts.express(system.model, R[None], q, p)
+        return q, p
+    for block, n in (('dq1', system.nQ), ('dp1', system.nQ), ('du1', system.nu)):
+        numeric_q = np.zeros((system.nQ, n))
+        numeric_p = np.zeros((system.nQ, n))
+        for j in range(n):
+            e = np.zeros(n)
+            e[j] = h
+            key = {'dq1': 'dq', 'dp1': 'dp', 'du1': 'du'}[block]
+            qp, pp = run(**{key: e})
+            qm, pm = run(**{key: -e})
+            numeric_q[:, j] = (qp - qm) / (2 * h)
+            numeric_p[:, j] = (pp - pm) / (2 * h)
+        for out, numeric in (('q2', numeric_q), ('p2', numeric_p)):
+            A = exact[out + '_' + block]
+            assert np.abs(A - numeric).max() < 1e-6 * max(1.0, np.abs(A).max()), (out, block)
+    with pytest.raises(NotImplementedError, match="second derivatives.*'base'"):
+        vi.q2_dq1dq1()

@@ -23,6 +23,8 @@ derivatives a tuple ``(Zq (nX, nX, nd), Zp (nX, nX, nd), Zl (nX, nX, nc))`` inde
 import numpy as np
 
 from ..mechanics import dynamics
+from ..mechanics.free import (centre_partials, centre_partials_derivatives, recentre_jacobian,
+                              start_second_partials)
 from .general_step import constraint_jacobian_at, set_midpoint
 
 _FIRST = ('_dq1', '_dp1', '_du1', '_dk2')      # the blocks of x, in order
@@ -35,17 +37,23 @@ def _split(name, Z, nq, nd, nu):
     return {name + suffix: block for suffix, block in zip(_FIRST, blocks)}
 
 
-def midpoint_partials(system, dt):
+def midpoint_partials(system, dt, q1=None, q2=None):
     """Second partials of Ld and f- at the System's current (midpoint) state for a step of
     dt [s], each (nd, nQ)::
 
         J2 = d(D1 Ld + f-)/dq2,  J1 = d(D1 Ld + f-)/dq1,
         P2 = d(D2 Ld)/dq2,       P1 = d(D2 Ld)/dq1,   Fu = d f-/du1 (nd, nu)
+
+    With free joints, ``q1``, ``q2`` (nQ,) are the step's ends (q1 at its charts' centres)
+    and the partials are those of the moving-chart discrete Lagrangian
+    (:func:`_moving_chart_partials`).
     """
     nd = system.nQd
     Lq, Lv, M, Lvq, Lqq, T, Vg = dynamics.lagrangian_terms(system.model, system.data)
     e = dynamics.applied_terms(system)
     Lqq = Lqq - e.V_dqdq
+    if system.free_charts is not None:
+        return _moving_chart_partials(system, dt, q2 - q1, Lq - e.V_dq, Lv, Lqq, Lvq, M, e)
     Lqv = Lvq.T
     A = 0.25 * dt * Lqq
     J2 = A + 0.5 * (Lqv - Lvq) - M / dt + 0.5 * dt * e.F_dq + e.F_ddq
@@ -53,6 +61,63 @@ def midpoint_partials(system, dt):
     P2 = A + 0.5 * (Lqv + Lvq) + M / dt
     P1 = A - 0.5 * Lqv + 0.5 * Lvq - M / dt
     return J2[:nd], J1[:nd], P2[:nd], P1[:nd], dt * e.F_du[:nd]
+
+
+def _moving_chart_partials(system, dt, delta, Lq, Lv, Lqq, Lvq, M, e):
+    """:func:`midpoint_partials` for a System with free joints.
+
+    Ld = dt L(m) at the midpoint m = (q_m, v_m); its dependence on the ends is ``S1 = dm/dq1``
+    and ``S2 = dm/dq2`` (2 nQ, nQ): the midpoint rule's (1/2, -1/dt) and (1/2, 1/dt),
+    except on each free joint's rotation columns of S1, where the chart moves with the start
+    (A, B of :func:`~ros_vi.mechanics.free.centre_partials`).  Then, with H the Hessian of
+    L over m and C the second derivatives of m contracted with L's gradient (non-zero on the
+    rotation blocks only), ``d2Ld/dq1dq1 = dt (S1^T H S1 + C11)``, ``d2Ld/dq1dq2 = dt (S1^T
+    H S2 + C12)``, ``d2Ld/dq2dq2 = dt S2^T H S2``, and f- = dt F(m) likewise.
+    """
+    nd, nq = system.nQd, system.nQ
+    eye = np.eye(nq)
+    S1 = np.vstack([0.5 * eye, -eye / dt])
+    S2 = np.vstack([0.5 * eye, eye / dt])
+    C11 = np.zeros((nq, nq))
+    C12 = np.zeros((nq, nq))
+    for rot in system.free_charts.rotation:
+        c = delta[rot]
+        A, B = centre_partials(c, dt)
+        S1[np.ix_(rot, rot)] = A
+        S1[np.ix_(nq + rot, rot)] = B
+        dA, dB = centre_partials_derivatives(c, dt)
+        C12[np.ix_(rot, rot)] = (np.einsum('i,ijk->jk', Lq[rot], dA)
+                                 + np.einsum('i,ijk->jk', Lv[rot], dB))
+        d2m, d2v = start_second_partials(c, dt)
+        C11[np.ix_(rot, rot)] = (np.einsum('i,ijk->jk', Lq[rot], d2m)
+                                 + np.einsum('i,ijk->jk', Lv[rot], d2v))
+    H = np.block([[Lqq, Lvq.T], [Lvq, M]])
+    HS1, HS2 = H @ S1, H @ S2
+    F1 = e.F_dq @ S1[:nq] + e.F_ddq @ S1[nq:]
+    F2 = e.F_dq @ S2[:nq] + e.F_ddq @ S2[nq:]
+    D12 = dt * (S1.T @ HS2 + C12)
+    J2 = D12 + dt * F2
+    J1 = dt * (S1.T @ HS1 + C11) + dt * F1
+    P2 = dt * (S2.T @ HS2)
+    P1 = D12.T
+    return J2[:nd], J1[:nd], P2[:nd], P1[:nd], dt * e.F_du[:nd]
+
+
+def recentred_derivatives(d, system, q_in, p_in):
+    """The first derivatives ``d`` (dict, updated in place) of a step taken from its charts'
+    centres, made those of the step from the state as it was before
+    :meth:`MidpointVI.recenter` moved the charts: configuration ``q_in`` (nQ,) and momentum
+    ``p_in`` (nQd,) in the previous charts (chain rule with
+    :func:`~ros_vi.mechanics.free.recentre_jacobian`).  A linearisation then chains step
+    after step in the coordinates the integrator reports them in."""
+    for rot in system.free_charts.rotation:
+        Tq, Tp, Tpq = recentre_jacobian(q_in[rot], p_in[rot])
+        for out in ('q2', 'p2', 'l1'):
+            dq, dp = d[out + '_dq1'], d[out + '_dp1']
+            new_q = dq[:, rot] @ Tq + dp[:, rot] @ Tpq
+            dp[:, rot] = dp[:, rot] @ Tp
+            dq[:, rot] = new_q
+    return d
 
 
 def packed_first(Zq, Zp, system):
@@ -80,7 +145,7 @@ def first_derivatives(system, t1, t2, q1, q2, u1, lambda1):
     H1 = (dynamics.constraint_hessians(s) if nc else np.zeros((0, nq, nq)))
     Dh2 = constraint_jacobian_at(s, q2) if nc else np.zeros((0, nq))
     set_midpoint(s.data, t1, t2, q1, q2, u1)
-    J2, J1, P2, P1, Fu = midpoint_partials(s, t2 - t1)
+    J2, J1, P2, P1, Fu = midpoint_partials(s, t2 - t1, q1, q2)
     A = np.zeros((nd + nc, nd + nc))
     A[:nd, :nd] = J2[:, :nd]
     A[:nd, nd:] = -Dh1[:, :nd].T

@@ -203,6 +203,7 @@ class MidpointVI:
             self._impulse = np.zeros(s.nQd)
         self._general = general_step.GeneralStep(s)
         self._charts = s.free_charts
+        self._chart_in = None
         self._chart_views = (self._fast.chart_views()
                              if self._charts is not None and self._fast is not None else None)
         self._deriv1 = None
@@ -224,13 +225,21 @@ class MidpointVI:
 
     def _save(self):
         memory = self._fast.memory() if self._fast is not None else None
+        anchor = self._anchor
+        if anchor is not None and self._charts is not None:
+            anchor = (anchor[0], anchor[1].copy())      # recenter rewrites its velocity
+        attitudes = (self._charts.attitudes(self._model) if self._charts is not None
+                     else None)
         return (self._t1, self._t2, self._q1.copy(), self._q2.copy(), self._p1.copy(),
                 self._p2.copy(), self._u1.copy(), self._lambda1.copy(), list(self._history),
-                self._anchor, memory, self._composite, self._impulse.copy())
+                anchor, memory, self._composite, self._impulse.copy(), attitudes)
 
     def _restore(self, saved):
         (self._t1, self._t2, q1, q2, p1, p2, u1, lam, history, anchor, memory,
-         composite, impulse) = saved
+         composite, impulse, attitudes) = saved
+        if attitudes is not None:
+            self._charts.set_attitudes(self._model, attitudes,
+                                       None if self._fast is None else self._chart_views[0])
         self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
         self._lambda1[:] = lam
         self._impulse[:] = impulse
@@ -389,6 +398,8 @@ class MidpointVI:
         charts = self._charts
         if charts is None:
             return
+        # the state as the previous step left it: a step's derivatives are taken from it
+        self._chart_in = (self._q2.copy(), self._p2.copy())
         if self._fast is not None:
             fixedR, history, va, anchor = self._chart_views
             charts.recenter(self._model, self._q2, self._q1, history, self._p2, self._p1,
@@ -530,6 +541,7 @@ class MidpointVI:
                 raise
 
         def attempt(ta, tb, k_b):
+            self.recenter()         # each substep starts at its charts' centres
             its = 0
             before = self._save()
             for momentum in ((False, True) if self.nd and not self.nc else (False,)):
@@ -557,6 +569,7 @@ class MidpointVI:
         first = _StepFailed(self._fast_message(status, iterations, rnorm, t2))
 
         def attempt(ta, tb, k_b):
+            self.recenter()         # each substep starts at its charts' centres
             fast.u_in[:], fast.k_in[:] = u1, k_b
             its = 0
             for momentum in (False, True):
@@ -640,10 +653,16 @@ class MidpointVI:
                 times, configs = saved[10][0]
             self._t1, self._t2 = t1, t2
             self._q1[:], self._p1[:], self._u1[:] = q_start, p_start, u1
+            if self._charts is not None:
+                # the substeps moved the charts: the start in the final charts
+                self._charts.express(self._model, saved[13], self._q1, self._p1)
             self._lambda1[:] = (sum((tb - ta) * lam for ta, tb, _, _, _, _, lam in parts)
                                 / (t2 - t1)) if self.nc else 0.0
             pairs = list(zip(times, configs)) + [(t2, self._q2.copy())]
             pairs = [(t, q) for t, q in pairs if t <= t1 or t == t2][-packed.HISTORY:]
+            if self._charts is not None:
+                # the earlier nodes are in the step's first charts
+                pairs = [(t1, self._q1.copy()), (t2, self._q2.copy())]
             self._reset_history(pairs, keep_anchor=True)
             self._composite = (parts, u1.copy(), k_start, k2.copy())
             self.set_midpoint()
@@ -761,7 +780,15 @@ class MidpointVI:
         them, else by NumPy."""
         if self._deriv1 is not None:
             return self._deriv1
-        self._refuse_free_joints()
+        if self._charts is not None:
+            if self._composite is not None:
+                raise NotImplementedError(
+                    'derivatives of a subdivided step with free joints (%s) are not '
+                    'available: its substeps moved the charts' % self._free_names())
+            d = self._calc_deriv1_general()
+            q_in, p_in = self._chart_in
+            self._deriv1 = derivatives.recentred_derivatives(d, self._system, q_in, p_in)
+            return self._deriv1
         if self._composite is not None:
             return self._composite_derivatives(second=False)[0]
         if self._fast is not None and self._t2 > self._t1:
@@ -780,19 +807,18 @@ class MidpointVI:
                                                      self._lambda1)
         return self._deriv1
 
-    def _refuse_free_joints(self):
-        if self._charts is not None:
-            raise NotImplementedError(
-                'derivatives of a step with free joints (%s) are not available yet: the '
-                'step moves the chart of each free joint with its start '
-                '(ros_vi.mechanics.free), which the derivative formulas do not include'
-                % ', '.join(repr(j.name) for j in self._system.free_joints))
+    def _free_names(self):
+        return ', '.join(repr(j.name) for j in self._system.free_joints)
 
     def _calc_deriv2(self):
         """All second derivatives of (q2_d, p2, lambda1) w.r.t. x = (q1, p1, u1, k2), cached:
         ``(Zq (nX, nX, nd), Zp (nX, nX, nd), Zl (nX, nX, nc))`` indexed [input1, input2,
         output] (trep's order for second derivatives;
         :func:`derivatives.second_derivatives`)."""
+        if self._charts is not None:
+            raise NotImplementedError(
+                'second derivatives of a step with free joints (%s) are not available yet '
+                '(first derivatives are)' % self._free_names())
         if getattr(self, '_deriv2', None) is not None and self._deriv2[0] is self._deriv1:
             return self._deriv2[1]
         if self._composite is not None:

@@ -128,8 +128,8 @@ def centre_partials(c, dt):
     A step from the chart's centre to angles ``c`` (3,) [rad] in ``dt`` [s] evaluates the
     Lagrangian at the chart point ``c/2`` with rates ``c/dt``.  Turning the start attitude
     (the chart's centre) by a small body-fixed rotation ``delta`` while the end attitude
-    stays (the chart moves with the start) moves that midpoint; returns ``(A, B)`` (3, 3)
-    with ``d theta_m = A delta`` and ``d theta_m' = B delta`` in the unmoved chart.  The
+    stays (the chart moves with the start) moves that midpoint; returns ``[A, B]`` (2, 3, 3)
+    (one array: numba returns a tuple of arrays unreliably to Python) with ``d theta_m = A delta`` and ``d theta_m' = B delta`` in the unmoved chart.  The
     moving-chart discrete Lagrangian's first slot derivative over the body rotation is
     then ``dt (A^T L_q + B^T L_v)`` (at c = 0: A = I/2, B = -I/dt, the midpoint rule's
     own).  Real or complex c (the Newton Jacobian differentiates it by complex step).
@@ -143,27 +143,29 @@ def centre_partials(c, dt):
     # omega = J(c/2) c/dt in the moving chart; theta_m' = J(theta_m)^-1 omega in the fixed
     d_omega = (0.5 * _mm3(_rate_matrix_partials(s, c), dc) + _mm3(Js, dc)) / dt
     B = _solve3(Js, d_omega - _mm3(_rate_matrix_partials(s, rates), A))
-    return A, B
+    out = np.empty((2, 3, 3), dtype=c.dtype)
+    out[0] = A
+    out[1] = B
+    return out
 
 
 @njit(cache=True)
 def centre_partials_derivatives(c, dt):
-    """``dA/dc_k``, ``dB/dc_k`` (3, 3, 3), last index k, of :func:`centre_partials` (by
+    """``[dA/dc_k, dB/dc_k]`` (2, 3, 3, 3), last index k, of :func:`centre_partials` (by
     complex step: exact to rounding)."""
     eps = 1e-20
-    dA = np.empty((3, 3, 3))
-    dB = np.empty((3, 3, 3))
+    out = np.empty((2, 3, 3, 3))
     for k in range(3):
         ck = np.empty(3, dtype=np.complex128)
         for i in range(3):
             ck[i] = c[i]
         ck[k] += 1j * eps
-        A, B = centre_partials(ck, dt)
-        for i in range(3):
-            for j in range(3):
-                dA[i, j, k] = A[i, j].imag / eps
-                dB[i, j, k] = B[i, j].imag / eps
-    return dA, dB
+        AB = centre_partials(ck, dt)
+        for m in range(2):
+            for i in range(3):
+                for j in range(3):
+                    out[m, i, j, k] = AB[m, i, j].imag / eps
+    return out
 
 
 @njit(cache=True)
@@ -357,6 +359,33 @@ class FreeJointCharts:
     def __len__(self):
         return len(self.joints)
 
+    def attitudes(self, model):
+        """Copy of the reference attitudes (n, 3, 3)."""
+        return model.fixedR[self.reference].copy()
+
+    def set_attitudes(self, model, attitudes, fixedR=None):
+        """Put back reference attitudes (n, 3, 3) from :meth:`attitudes` (the frames,
+        ``model.fixedR`` and the packed copy ``fixedR`` if given)."""
+        for k, (joint, i) in enumerate(zip(self.joints, self.reference)):
+            model.fixedR[i] = attitudes[k]
+            if fixedR is not None:
+                fixedR[i] = attitudes[k]
+            joint.reference_frame._se3[:3, :3] = attitudes[k]
+        self.joints[0].body.system._invalidate_results()
+
+    def express(self, model, attitudes, q, p):
+        """Rewrite in place a configuration ``q`` (nq,) and momentum ``p`` (nd,) given in
+        the charts centred on ``attitudes`` (n, 3, 3) in the current charts."""
+        for k in range(len(self.joints)):
+            rot = self.rotation[k]
+            old = q[rot].copy()
+            R = _mm3(_mm3(model.fixedR[self.reference[k]].T.copy(), attitudes[k]),
+                     xyz_rotation(old))
+            new = xyz_angles(R)
+            T = _solve3(body_rate_matrix(new), body_rate_matrix(old))
+            p[rot] = np.linalg.solve(T.T, p[rot])
+            q[rot] = new
+
     def recenter(self, model, q2, q1, history, p2, p1, impulse, va=None, va_at_node=True,
                  fixedR=None):
         """Move every chart's centre to the attitude at ``q2`` (nq,) (:func:`recenter_state`
@@ -445,7 +474,8 @@ def chart_first_slot_change(free, dlt, dt, Lq, Lv, out):
     for k in range(free.shape[0]):
         for i in range(3):
             c[i] = dlt[free[k, i]]
-        A, B = centre_partials(c, dt)
+        AB = centre_partials(c, dt)
+        A, B = AB[0], AB[1]
         for j in range(3):
             a = free[k, j]
             d1 = 0.0
@@ -471,9 +501,10 @@ def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, dAB, fresh):
     for k in range(free.shape[0]):
         for i in range(3):
             c[i] = dlt[free[k, i]]
-        A, B = centre_partials(c, dt)
+        AB = centre_partials(c, dt)
+        A, B = AB[0], AB[1]
         if fresh:
-            dAB[k, 0], dAB[k, 1] = centre_partials_derivatives(c, dt)
+            dAB[k] = centre_partials_derivatives(c, dt)
         dA, dB = dAB[k, 0], dAB[k, 1]
         for j in range(3):
             a = free[k, j]
@@ -493,3 +524,79 @@ def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, dAB, fresh):
                     b = free[k, i]
                     acc += dA[i, j, m] * Lq[b] + dB[i, j, m] * Lv[b]
                 J[a, free[k, m]] += dt * acc
+
+
+# ------------------------------------------------------------------ a step's derivatives
+# (NumPy, not the hot path: complex steps through the compiled chart functions)
+def _angles_any(R):
+    """:func:`xyz_angles` for real or complex R near the chart's centre (|a|, |c| < pi/2)."""
+    return np.array([np.arctan(-R[1, 2] / R[2, 2]), np.arcsin(R[0, 2]),
+                     np.arctan(-R[0, 1] / R[0, 0])])
+
+
+def _moving_midpoint(start, end, dt):
+    """Midpoint angles and rates (3,), (3,), in a fixed chart, of the step from angles
+    ``start`` to ``end`` of that chart when the step's own chart is centred on its start
+    (real or complex arguments)."""
+    E1 = xyz_rotation(start)
+    c = _angles_any(_mm3(E1.T.copy(), xyz_rotation(end)))
+    mid = _angles_any(_mm3(E1, xyz_rotation(0.5 * c)))
+    omega = _mm3(body_rate_matrix(0.5 * c), (c / dt).reshape(3, 1).copy())
+    return mid, _solve3(body_rate_matrix(mid), omega)[:, 0]
+
+
+def _start_partials(start, end, dt, eps=1e-20):
+    """d(midpoint angles, rates)/d(start) (3, 3) each, by complex step."""
+    A = np.empty((3, 3))
+    B = np.empty((3, 3))
+    for k in range(3):
+        s = start.astype(complex)
+        s[k] += 1j * eps
+        mid, rates = _moving_midpoint(s, end.astype(complex), dt)
+        A[:, k], B[:, k] = mid.imag / eps, rates.imag / eps
+    return A, B
+
+
+def start_second_partials(c, dt, h=1e-5):
+    """Second derivatives of the moving-chart midpoint over the start angles at the chart's
+    centre: ``(d2 theta_m, d2 theta_m')`` (3, 3, 3), indexed [i, j, k] = d2 m_i / d s_j d s_k
+    for the step to angles ``c`` (3,) in ``dt`` [s] (central differences of exact first
+    derivatives: ~1e-10 relative)."""
+    c = np.asarray(c, dtype=float)
+    d2m = np.empty((3, 3, 3))
+    d2v = np.empty((3, 3, 3))
+    for k in range(3):
+        e = np.zeros(3)
+        e[k] = h
+        Ap, Bp = _start_partials(e, c, dt)
+        Am, Bm = _start_partials(-e, c, dt)
+        d2m[:, :, k] = (Ap - Am) / (2 * h)
+        d2v[:, :, k] = (Bp - Bm) / (2 * h)
+    return d2m, d2v
+
+
+def _recentred(angles, momentum, delta):
+    """Angles and momentum (3,) in the chart centred on ``angles`` of the point with angles
+    ``angles + delta`` and momentum ``momentum`` in the old chart (complex-safe)."""
+    moved = angles + delta
+    new = _angles_any(_mm3(xyz_rotation(angles).T.copy(), xyz_rotation(moved)))
+    T = _solve3(body_rate_matrix(new), body_rate_matrix(moved))
+    return new, _solve3(T.T.copy(), momentum.reshape(3, 1).copy())[:, 0]
+
+
+def recentre_jacobian(angles, momentum, eps=1e-20):
+    """The change of chart :meth:`MidpointVI.recenter` makes, linearised: for a point at
+    ``angles`` (3,) [rad] with momentum ``momentum`` (3,) (its rotation entries), returns
+    ``(Tq, Tp, Tpq)`` (3, 3) with ``d theta_new = Tq d theta``, ``d p_new = Tp d p + Tpq d
+    theta`` in the chart centred on the point (complex step: exact to rounding)."""
+    angles = np.asarray(angles, dtype=float)
+    momentum = np.asarray(momentum, dtype=float)
+    Tq = np.empty((3, 3))
+    Tpq = np.empty((3, 3))
+    for k in range(3):
+        d = np.zeros(3, dtype=complex)
+        d[k] = 1j * eps
+        new, p = _recentred(angles.astype(complex), momentum.astype(complex), d)
+        Tq[:, k], Tpq[:, k] = new.imag / eps, p.imag / eps
+    Tp = np.linalg.inv(body_rate_matrix(angles)).T          # J(angles)^-T, J(0) = I
+    return Tq, Tp, Tpq
