@@ -655,7 +655,8 @@ class MidpointVI:
             self._q1[:], self._p1[:], self._u1[:] = q_start, p_start, u1
             if self._charts is not None:
                 # the substeps moved the charts: the start in the final charts
-                self._charts.express(self._model, saved[13], self._q1, self._p1)
+                self._charts.express(saved[13], self._charts.attitudes(self._model),
+                                     self._q1, self._p1)
             self._lambda1[:] = (sum((tb - ta) * lam for ta, tb, _, _, _, _, lam in parts)
                                 / (t2 - t1)) if self.nc else 0.0
             pairs = list(zip(times, configs)) + [(t2, self._q2.copy())]

@@ -373,17 +373,20 @@ class FreeJointCharts:
             joint.reference_frame._se3[:3, :3] = attitudes[k]
         self.joints[0].body.system._invalidate_results()
 
-    def express(self, model, attitudes, q, p):
+    def express(self, attitudes, targets, q, p=None):
         """Rewrite in place a configuration ``q`` (nq,) and momentum ``p`` (nd,) given in
-        the charts centred on ``attitudes`` (n, 3, 3) in the current charts."""
+        the charts centred on ``attitudes`` (n, 3, 3) in the charts centred on ``targets``
+        (n, 3, 3) (e.g. a plant's state in the charts of a controller's goal attitudes, or
+        ``self.attitudes(model)`` for the current ones)."""
         for k in range(len(self.joints)):
             rot = self.rotation[k]
             old = q[rot].copy()
-            R = _mm3(_mm3(model.fixedR[self.reference[k]].T.copy(), attitudes[k]),
+            R = _mm3(_mm3(np.ascontiguousarray(targets[k].T), attitudes[k]),
                      xyz_rotation(old))
             new = xyz_angles(R)
-            T = _solve3(body_rate_matrix(new), body_rate_matrix(old))
-            p[rot] = np.linalg.solve(T.T, p[rot])
+            if p is not None:
+                T = _solve3(body_rate_matrix(new), body_rate_matrix(old))
+                p[rot] = np.linalg.solve(T.T, p[rot])
             q[rot] = new
 
     def recenter(self, model, q2, q1, history, p2, p1, impulse, va=None, va_at_node=True,
