@@ -23,6 +23,7 @@ setup(
         share('launch', '*.launch.py'),
         share('config', '*.yaml'),
         share('urdf', '*.urdf'),
+        share('worlds', '*.yaml'),
         share('rviz', '*.rviz'),
     ],
     # mcap: recordings (ros_vi.recording.mcap); pillow, trimesh, imageio-ffmpeg: ros-vi

@@ -35,6 +35,21 @@ def describe(source):
     controls = robot.joint_controls
     joints = []
     for j in description.joints:
+        parts = [n for n in robot.joint_names if n.startswith(j.name + '_')
+                 and getattr(robot.joint(n), 'urdf_joint', None) == j.name]
+        if j.type in ('planar', 'floating') and parts:
+            # several configs, one per part: described by its parts' names
+            free = j.type == 'floating' and not j.euler
+            joints.append({
+                'name': j.name, 'type': j.type, 'parent': j.parent, 'child': j.child,
+                'configs': parts, 'axis': None, 'lower': -math.inf, 'upper': math.inf,
+                'effort': 0.0 if free else float(j.effort), 'velocity': math.inf,
+                'damping': 0.0, 'friction': 0.0,
+                'role': ('free joint: %d configs, no motor' % len(parts) if free
+                         else '%d configs' % len(parts)),
+                'command_interfaces': [], 'command_source': None, 'command_bounds': {},
+                'initial_position': None, 'initial_velocity': None})
+            continue
         info = robot.joint(j.name)
         if info.mimic is not None:
             role = 'mimic of %s (x %g %+g)' % info.mimic

@@ -17,10 +17,12 @@ DEFAULT_GRAVITY = 9.81
 
 class ModelSource:
     """A resolved MODEL: ``name`` (shipped name or file stem), ``path``, ``text`` (URDF XML),
-    ``shipped`` (bool)."""
+    ``shipped`` (bool), ``world`` (the :class:`~ros_vi.simulation.world.World` of a world
+    file, whose description ``text`` is; None for a URDF)."""
 
-    def __init__(self, name, path, text, shipped):
+    def __init__(self, name, path, text, shipped, world=None):
         self.name, self.path, self.text, self.shipped = name, path, text, shipped
+        self.world = world
 
     @property
     def default_gravity(self):
@@ -39,9 +41,20 @@ def shipped_names():
 
 
 def resolve_model(spec):
-    """:class:`ModelSource` of a path (``.urdf``, ``.xacro``, ``package://``, ``file://``) or
-    a shipped model name; CommandError naming the file, or listing the shipped models."""
+    """:class:`ModelSource` of a path (``.urdf``, ``.xacro``, ``package://``, ``file://``, a
+    world file ``.yaml``/``.yml``) or a shipped model name; CommandError naming the file, or
+    listing the shipped models."""
     from ..urdf import URDFError, load_urdf_text
+    if spec.endswith(('.yaml', '.yml')):
+        from ..simulation.world import WorldError, load_world
+        if not os.path.isfile(spec):
+            raise CommandError('world file %r: no such file' % spec)
+        try:
+            world = load_world(spec)
+            text = world.urdf()
+        except (WorldError, URDFError) as err:
+            raise CommandError(str(err)) from None
+        return ModelSource(os.path.basename(spec).split('.')[0], spec, text, False, world)
     looks_like_path = (os.sep in spec or spec.endswith(('.urdf', '.xacro', '.xml'))
                        or spec.startswith(('package://', 'file://')))
     if looks_like_path:
@@ -77,12 +90,19 @@ def setup_model(source, gravity=None, **options):
     g = source.default_gravity if gravity is None else float(gravity)
     if not math.isfinite(g):
         raise CommandError('gravity must be finite, got %r' % gravity)
+    vector = (0.0, 0.0, -g)
+    initial = {}
+    world = source.world
+    if world is not None:
+        # a world file: its gravity (unless --gravity), joint positions and twists
+        vector = tuple(world.gravity) if gravity is None else vector
+        initial = world.setup_options()
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')          # the quirks are reported from robot.warnings
         try:
-            return setup_robot(source.text, gravity=(0.0, 0.0, -g),
+            return setup_robot(source.text, gravity=vector,
                                base_dir=os.path.dirname(os.path.abspath(source.path)),
-                               import_options=options)
+                               import_options=options, **initial)
         except (URDFError, ValueError) as err:
             raise CommandError('%s: %s' % (source.path, err)) from None
 

@@ -268,6 +268,22 @@ class Simulation:
         return cls.from_setup(setup, 1.0 / _check_positive(rate, 'rate'), **options)
 
     @classmethod
+    def from_world(cls, source, rate=500.0, **options):
+        """Simulate a world file (path or YAML text; :mod:`ros_vi.simulation.world`): its
+        robots and objects as one description, its gravity, the robots' initial joint
+        positions and the initial twists of the objects and floating robots.  Keywords as
+        :meth:`from_urdf`; the :class:`~ros_vi.simulation.world.World` is kept as
+        ``sim.world``."""
+        from .world import load_world
+        world = load_world(source)
+        setup = setup_robot(world.urdf(), gravity=tuple(world.gravity), where=world.where,
+                            import_options=options.pop('import_options', None),
+                            **world.setup_options())
+        sim = cls.from_setup(setup, 1.0 / _check_positive(rate, 'rate'), **options)
+        sim.world = world
+        return sim
+
+    @classmethod
     def from_urdf_file(cls, filename, rate=500.0, prefix=None, gravity=(0.0, 0.0, -9.81),
                        import_options=None, **options):
         """Like :meth:`from_urdf` for a ``.urdf`` (or ``.xacro``) file (relative mesh paths

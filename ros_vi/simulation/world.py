@@ -1,0 +1,463 @@
+"""World files: several robots and loose objects in one simulation (docs/world-files.md).
+
+A world file is YAML with one schema::
+
+    gravity: [0, 0, -9.81]            # m/s^2 (default)
+    ground: {height: 0.0}             # a ground plane z = height (kept for contact; or false)
+    robots:
+      - name: arm                      # required, unique; the prefix defaults to name + '/'
+        urdf: urdf/arm.urdf            # path (relative to the world file; .xacro too) ...
+        # urdf_text: "<robot ...>"     # ... or the XML itself
+        prefix: "arm/"                 # optional ('' allowed for one robot)
+        pose: {xyz: [0, 0, 0], rpy: [0, 0, 0]}
+        floating: false                # true: a free joint under its root link
+        twist: {linear: [0, 0, 0], angular: [0, 0, 0]}   # floating only; world frame
+        initial_positions: {joint: value}                # URDF joint names, rad or m
+    objects:
+      - name: box                      # required, unique
+        shape: {box: [0.1, 0.2, 0.3]}  # or {sphere: r}, {cylinder: [r, length]},
+                                       # {capsule: [r, length]} (axis z), or
+        # urdf: one_link.urdf          # a one-link URDF (its link's inertial and geometry)
+        mass: 1.0                      # kg; or density: 1000.0 (kg/m^3, for a shape)
+        inertia: [ixx, iyy, izz, ixy, ixz, iyz]   # optional (default: the solid shape's)
+        pose: {xyz: [0, 0, 1], rpy: [0, 0, 0]}
+        twist: {linear: [0, 0, 0], angular: [0, 0, 0]}   # world frame [m/s, rad/s]
+        rgba: [0.8, 0.3, 0.2, 1]
+
+:func:`load_world` reads and checks it (every error names the file and the entry, e.g.
+``objects[1].shape``) into a :class:`World`, whose :meth:`World.urdf` is one URDF
+description of the whole scene: a root link ``world``, each robot's links and joints under
+its prefix hung from it by a fixed joint (or a ``floating`` joint: a free joint) at its
+pose, and each object as a link on a ``floating`` joint named after it.  Everything that
+simulates a URDF (``Simulation``, the node, ``ros-vi simulate``/``view``/``info``, the
+recorder and the viewer) therefore simulates a world, with the objects' and floating bases'
+configs those of free joints (``ros_vi.mechanics.free``; their translation along the axes of
+the initial pose, their angles on the moving chart).  Contact between the bodies is not
+simulated yet: objects fall through the ground plane.
+"""
+import copy
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import yaml
+from lxml import etree
+
+from ..urdf.geometry import origin_matrix
+
+__all__ = ['World', 'WorldRobot', 'WorldObject', 'WorldError', 'load_world',
+           'solid_inertia']
+
+SHAPES = ('box', 'sphere', 'cylinder', 'capsule')
+
+
+class WorldError(ValueError):
+    """A world file that cannot be read or does not follow the schema."""
+
+
+@dataclass
+class WorldRobot:
+    """A robot of a world: ``name``, ``prefix``, URDF ``text``, ``base_dir`` (its meshes),
+    ``pose`` (4, 4) in the world, ``floating``, ``twist`` (6,) (linear, angular) [m/s,
+    rad/s] in the world frame, ``initial_positions`` {URDF joint: value}."""
+    name: str
+    prefix: str
+    text: str
+    base_dir: str
+    pose: np.ndarray
+    floating: bool = False
+    twist: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    initial_positions: dict = field(default_factory=dict)
+
+
+@dataclass
+class WorldObject:
+    """A loose rigid body: ``name``, ``shape`` ('box', 'sphere', 'cylinder', 'capsule' or
+    None for a URDF link), ``size`` (the shape's numbers), ``mass`` [kg], ``inertia`` (3, 3)
+    [kg m^2] about its origin (its centre of mass), ``pose`` (4, 4), ``twist`` (6,) world
+    frame, ``rgba``; ``link_xml``: the link element of a one-link URDF object."""
+    name: str
+    shape: str
+    size: tuple
+    mass: float
+    inertia: np.ndarray
+    pose: np.ndarray
+    twist: np.ndarray
+    rgba: tuple = (0.6, 0.6, 0.65, 1.0)
+    link_xml: str = None
+
+
+@dataclass
+class World:
+    """A parsed world file (see the module doc)."""
+    gravity: np.ndarray
+    ground: float = None
+    robots: list = field(default_factory=list)
+    objects: list = field(default_factory=list)
+    where: str = 'world'
+
+    def urdf(self):
+        """The whole scene as one URDF description (module doc)."""
+        root = etree.Element('robot', name='world')
+        etree.SubElement(root, 'link', name='world')
+        for robot in self.robots:
+            _add_robot(root, robot, self.where)
+        for obj in self.objects:
+            _add_object(root, obj)
+        return etree.tostring(root, pretty_print=True).decode()
+
+    def joint_name(self, robot_or_object):
+        """Name (config base name) of the joint that holds a robot or object."""
+        if isinstance(robot_or_object, WorldObject):
+            return robot_or_object.name
+        return robot_or_object.prefix + 'world_joint'
+
+    def initial_state(self):
+        """``({config: position}, {config: velocity})`` [m, rad; m/s, rad/s]: the robots'
+        initial joint positions and the initial twists of the free joints (configs
+        ``joint_x .. joint_rz``: rates of the translation along the initial pose's axes and
+        of the chart angles, which at the chart's centre are the body angular velocity)."""
+        positions, velocities = {}, {}
+        for robot in self.robots:
+            for joint, value in robot.initial_positions.items():
+                positions[robot.prefix + joint] = float(value)
+        held = [(self.joint_name(r), r.pose, r.twist) for r in self.robots if r.floating]
+        held += [(self.joint_name(o), o.pose, o.twist) for o in self.objects]
+        for name, pose, twist in held:
+            R = pose[:3, :3]
+            for part, value in zip(('_x', '_y', '_z', '_rx', '_ry', '_rz'),
+                                   np.concatenate([R.T @ twist[:3], R.T @ twist[3:]])):
+                if value != 0.0:
+                    velocities[name + part] = float(value)
+        return positions, velocities
+
+
+    def setup_options(self):
+        """The keywords of :func:`ros_vi.simulation.setup_robot` that put the world in its
+        initial state: ``initial_joints``, ``initial_positions``, ``initial_velocities``
+        (:meth:`initial_state`; a config given only a velocity starts at 0)."""
+        positions, velocities = self.initial_state()
+        names = list(dict.fromkeys(list(positions) + list(velocities)))
+        return dict(initial_joints=names,
+                    initial_positions=[positions.get(n, 0.0) for n in names],
+                    initial_velocities=[velocities.get(n, 0.0) for n in names])
+
+
+def solid_inertia(shape, size, mass):
+    """Inertia (3, 3) [kg m^2] about the centre of a solid ``shape`` of ``mass`` [kg]:
+    box ``(a, b, c)`` [m] edges, sphere ``(r,)``, cylinder and capsule ``(r, length)`` along
+    z (a capsule's length is its cylinder's; two hemispheres close it)."""
+    if shape == 'box':
+        a, b, c = size
+        return mass / 12.0 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+    if shape == 'sphere':
+        (r,) = size
+        return 0.4 * mass * r * r * np.eye(3)
+    r, h = size
+    if shape == 'cylinder':
+        side = mass * (3 * r * r + h * h) / 12.0
+        return np.diag([side, side, 0.5 * mass * r * r])
+    # capsule: the cylinder and the two hemispheres share the mass by volume
+    vc, vs = math.pi * r * r * h, 4.0 / 3.0 * math.pi * r ** 3
+    mc, ms = mass * vc / (vc + vs), mass * vs / (vc + vs)
+    side = (mc * (h * h / 12.0 + r * r / 4.0)
+            + ms * (0.4 * r * r + h * h / 4.0 + 3.0 * h * r / 8.0))
+    return np.diag([side, side, 0.5 * mc * r * r + 0.4 * ms * r * r])
+
+
+def shape_volume(shape, size):
+    """Volume [m^3] of a solid shape (see :func:`solid_inertia`)."""
+    if shape == 'box':
+        return float(np.prod(size))
+    if shape == 'sphere':
+        return 4.0 / 3.0 * math.pi * size[0] ** 3
+    r, h = size
+    return math.pi * r * r * h + (4.0 / 3.0 * math.pi * r ** 3 if shape == 'capsule' else 0.0)
+
+
+# ---------------------------------------------------------------------- reading a file
+def load_world(source):
+    """A :class:`World` from a world file path or YAML text (one with a newline)."""
+    if '\n' in source or not os.path.exists(source):
+        if '\n' not in source:
+            raise WorldError('world file %r: no such file' % source)
+        where, base_dir, text = 'world file', os.getcwd(), source
+    else:
+        where, base_dir = 'world file %r' % source, os.path.dirname(os.path.abspath(source))
+        with open(source, encoding='utf-8') as f:
+            text = f.read()
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise WorldError('%s: not YAML: %s' % (where, str(exc).splitlines()[0])) from None
+    data = {} if data is None else data
+    _keys(data, ('gravity', 'ground', 'robots', 'objects'), where, '')
+    gravity = _numbers(data.get('gravity', (0.0, 0.0, -9.81)), 3, where, 'gravity')
+    ground = data.get('ground', None)
+    if ground is not None and ground is not False:
+        _keys(ground, ('height',), where, 'ground')
+        ground = float(_numbers([ground.get('height', 0.0)], 1, where, 'ground.height')[0])
+    else:
+        ground = None
+    world = World(gravity=gravity, ground=ground, where=where)
+    names = set()
+    for k, entry in enumerate(_list(data.get('robots', []), where, 'robots')):
+        robot = _robot(entry, where, 'robots[%d]' % k, base_dir)
+        if robot.name in names:
+            raise WorldError('%s: robots[%d]: the name %r is used twice' % (where, k, robot.name))
+        names.add(robot.name)
+        world.robots.append(robot)
+    prefixes = [r.prefix for r in world.robots]
+    if len(set(prefixes)) != len(prefixes):
+        raise WorldError('%s: two robots share the prefix %r; give each its own'
+                         % (where, next(p for p in prefixes if prefixes.count(p) > 1)))
+    for k, entry in enumerate(_list(data.get('objects', []), where, 'objects')):
+        obj = _object(entry, where, 'objects[%d]' % k, base_dir)
+        if obj.name in names or obj.name == 'world':
+            raise WorldError('%s: objects[%d]: the name %r is used twice (or is "world")'
+                             % (where, k, obj.name))
+        names.add(obj.name)
+        world.objects.append(obj)
+    return world
+
+
+def _keys(entry, allowed, where, path):
+    if not isinstance(entry, dict):
+        raise WorldError('%s: %s must be a mapping, got %r' % (where, path or 'the file',
+                                                                entry))
+    unknown = sorted(set(entry) - set(allowed))
+    if unknown:
+        raise WorldError('%s: %s: unknown key%s %s (allowed: %s)'
+                         % (where, path or 'top level', 's' if len(unknown) > 1 else '',
+                            ', '.join(map(repr, unknown)), ', '.join(allowed)))
+
+
+def _list(value, where, path):
+    if not isinstance(value, list):
+        raise WorldError('%s: %s must be a list, got %r' % (where, path, value))
+    return value
+
+
+def _numbers(value, n, where, path):
+    try:
+        out = np.array(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise WorldError('%s: %s must be %d numbers, got %r' % (where, path, n, value)) from None
+    if out.shape != (n,) or not np.all(np.isfinite(out)):
+        raise WorldError('%s: %s must be %d finite numbers, got %r' % (where, path, n, value))
+    return out
+
+
+def _pose(entry, where, path):
+    if entry is None:
+        return np.eye(4)
+    _keys(entry, ('xyz', 'rpy'), where, path)
+    return origin_matrix(_numbers(entry.get('xyz', (0, 0, 0)), 3, where, path + '.xyz'),
+                         _numbers(entry.get('rpy', (0, 0, 0)), 3, where, path + '.rpy'))
+
+
+def _twist(entry, where, path):
+    if entry is None:
+        return np.zeros(6)
+    _keys(entry, ('linear', 'angular'), where, path)
+    return np.concatenate([_numbers(entry.get('linear', (0, 0, 0)), 3, where, path + '.linear'),
+                           _numbers(entry.get('angular', (0, 0, 0)), 3, where,
+                                    path + '.angular')])
+
+
+def _name(entry, where, path):
+    name = entry.get('name')
+    if not isinstance(name, str) or not name:
+        raise WorldError('%s: %s needs a name (a non-empty string)' % (where, path))
+    return name
+
+
+def _robot(entry, where, path, base_dir):
+    from ..urdf import URDFError, load_urdf_text
+    _keys(entry, ('name', 'urdf', 'urdf_text', 'prefix', 'pose', 'floating', 'twist',
+                  'initial_positions'), where, path)
+    name = _name(entry, where, path)
+    if ('urdf' in entry) == ('urdf_text' in entry):
+        raise WorldError('%s: %s: give exactly one of urdf (a path) and urdf_text'
+                         % (where, path))
+    robot_dir = base_dir
+    if 'urdf' in entry:
+        filename = os.path.join(base_dir, str(entry['urdf']))
+        try:
+            text = load_urdf_text(filename)
+        except URDFError as exc:
+            raise WorldError('%s: %s.urdf: %s' % (where, path, exc)) from None
+        robot_dir = os.path.dirname(os.path.abspath(filename))
+    else:
+        text = str(entry['urdf_text'])
+    floating = entry.get('floating', False)
+    if not isinstance(floating, bool):
+        raise WorldError('%s: %s.floating must be true or false, got %r'
+                         % (where, path, floating))
+    twist = _twist(entry.get('twist'), where, path + '.twist')
+    if twist.any() and not floating:
+        raise WorldError('%s: %s.twist: only a floating robot has a twist' % (where, path))
+    positions = entry.get('initial_positions', {}) or {}
+    if not isinstance(positions, dict):
+        raise WorldError('%s: %s.initial_positions must be a mapping {joint: value}'
+                         % (where, path))
+    for joint, value in positions.items():
+        _numbers([value], 1, where, '%s.initial_positions.%s' % (path, joint))
+    prefix = entry.get('prefix', name + '/')
+    if not isinstance(prefix, str):
+        raise WorldError('%s: %s.prefix must be a string, got %r' % (where, path, prefix))
+    return WorldRobot(name, prefix, text, robot_dir, _pose(entry.get('pose'), where,
+                                                           path + '.pose'),
+                      floating, twist, dict(positions))
+
+
+def _object(entry, where, path, base_dir):
+    _keys(entry, ('name', 'shape', 'urdf', 'mass', 'density', 'inertia', 'pose', 'twist',
+                  'rgba'), where, path)
+    name = _name(entry, where, path)
+    pose = _pose(entry.get('pose'), where, path + '.pose')
+    twist = _twist(entry.get('twist'), where, path + '.twist')
+    rgba = tuple(_numbers(entry.get('rgba', (0.6, 0.6, 0.65, 1.0)), 4, where, path + '.rgba'))
+    if ('shape' in entry) == ('urdf' in entry):
+        raise WorldError('%s: %s: give exactly one of shape and urdf' % (where, path))
+    if 'urdf' in entry:
+        return _urdf_object(entry, name, pose, twist, rgba, where, path, base_dir)
+    shape = entry['shape']
+    if not isinstance(shape, dict) or len(shape) != 1 or next(iter(shape)) not in SHAPES:
+        raise WorldError('%s: %s.shape must be one of {box: [a, b, c]}, {sphere: r}, '
+                         '{cylinder: [r, length]}, {capsule: [r, length]}, got %r'
+                         % (where, path, shape))
+    kind, size = next(iter(shape.items()))
+    n = {'box': 3, 'sphere': 1, 'cylinder': 2, 'capsule': 2}[kind]
+    size = tuple(_numbers(size if isinstance(size, list) else [size], n, where,
+                          '%s.shape.%s' % (path, kind)))
+    if min(size) <= 0.0:
+        raise WorldError('%s: %s.shape.%s: sizes must be positive, got %s'
+                         % (where, path, kind, list(size)))
+    if ('mass' in entry) == ('density' in entry):
+        raise WorldError('%s: %s: give exactly one of mass [kg] and density [kg/m^3]'
+                         % (where, path))
+    if 'mass' in entry:
+        mass = float(_numbers([entry['mass']], 1, where, path + '.mass')[0])
+    else:
+        mass = float(_numbers([entry['density']], 1, where, path + '.density')[0]) \
+            * shape_volume(kind, size)
+    if not mass > 0.0:
+        raise WorldError('%s: %s: the mass must be positive, got %g' % (where, path, mass))
+    if 'inertia' in entry:
+        ixx, iyy, izz, ixy, ixz, iyz = _numbers(entry['inertia'], 6, where, path + '.inertia')
+        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    else:
+        inertia = solid_inertia(kind, size, mass)
+    return WorldObject(name, kind, size, mass, inertia, pose, twist, rgba)
+
+
+def _urdf_object(entry, name, pose, twist, rgba, where, path, base_dir):
+    from ..urdf import URDFError, load_urdf_text
+    for key in ('mass', 'density', 'inertia'):
+        if key in entry:
+            raise WorldError('%s: %s.%s: a URDF object takes its mass and inertia from its '
+                             'link' % (where, path, key))
+    filename = os.path.join(base_dir, str(entry['urdf']))
+    try:
+        root = etree.fromstring(load_urdf_text(filename).encode())
+    except (URDFError, etree.XMLSyntaxError) as exc:
+        raise WorldError('%s: %s.urdf: %s' % (where, path, exc)) from None
+    links = root.findall('link')
+    if len(links) != 1 or root.findall('joint'):
+        raise WorldError('%s: %s.urdf: an object is one link without joints (%r has %d '
+                         'links, %d joints)' % (where, path, entry['urdf'], len(links),
+                                                 len(root.findall('joint'))))
+    link = copy.deepcopy(links[0])
+    link.set('name', name)
+    _absolute_meshes(link, os.path.dirname(os.path.abspath(filename)))
+    return WorldObject(name, None, (), 0.0, np.zeros((3, 3)), pose, twist, rgba,
+                       link_xml=etree.tostring(link).decode())
+
+
+# ---------------------------------------------------------------------- one description
+def _origin(parent, g):
+    rpy = _rpy(g[:3, :3])
+    etree.SubElement(parent, 'origin', xyz=' '.join('%.17g' % x for x in g[:3, 3]),
+                     rpy=' '.join('%.17g' % x for x in rpy))
+
+
+def _rpy(R):
+    """URDF roll, pitch, yaw of R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    pitch = math.atan2(-R[2, 0], math.hypot(R[0, 0], R[1, 0]))
+    if abs(math.cos(pitch)) < 1e-12:       # gimbal: any split of roll and yaw is the pose
+        return np.array([0.0, pitch, math.atan2(-R[0, 1], R[1, 1])])
+    return np.array([math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0])])
+
+
+def _absolute_meshes(element, base_dir):
+    for mesh in element.iter('mesh'):
+        name = mesh.get('filename', '')
+        if name and '://' not in name and not os.path.isabs(name):
+            mesh.set('filename', os.path.normpath(os.path.join(base_dir, name)))
+
+
+_RENAMED = (('link', 'name', 'link'), ('joint', 'name', 'joint'),
+            ('joint/parent', 'link', 'link'), ('joint/child', 'link', 'link'),
+            ('joint/mimic', 'joint', 'joint'), ('material', 'name', 'material'),
+            ('link/visual/material', 'name', 'material'), ('ros2_control', 'name', None),
+            ('ros2_control/joint', 'name', 'joint'), ('transmission', 'name', None),
+            ('transmission/joint', 'name', 'joint'))
+
+
+def _add_robot(root, robot, where):
+    try:
+        src = etree.fromstring(robot.text.encode())
+    except etree.XMLSyntaxError as exc:
+        raise WorldError('%s: robot %r: not XML: %s' % (where, robot.name, exc)) from None
+    children = {j.find('child').get('link') for j in src.findall('joint')
+                if j.find('child') is not None}
+    roots = [l.get('name') for l in src.findall('link') if l.get('name') not in children]
+    if len(roots) != 1:
+        raise WorldError('%s: robot %r: its description has %d root links (%s); one is '
+                         'needed' % (where, robot.name, len(roots), ', '.join(roots)))
+    p = robot.prefix
+    for tag, attr, _ in _RENAMED:
+        for el in src.findall(tag):
+            if el.get(attr) is not None:
+                el.set(attr, p + el.get(attr))
+    _absolute_meshes(src, robot.base_dir)
+    for el in src:
+        if el.tag in ('link', 'joint', 'material', 'ros2_control', 'transmission'):
+            root.append(el)
+    joint = etree.SubElement(root, 'joint', name=p + 'world_joint',
+                             type='floating' if robot.floating else 'fixed')
+    _origin(joint, robot.pose)
+    etree.SubElement(joint, 'parent', link='world')
+    etree.SubElement(joint, 'child', link=p + roots[0])
+
+
+def _add_object(root, obj):
+    if obj.link_xml is not None:
+        root.append(etree.fromstring(obj.link_xml))
+    else:
+        link = etree.SubElement(root, 'link', name=obj.name)
+        inertial = etree.SubElement(link, 'inertial')
+        etree.SubElement(inertial, 'mass', value='%.17g' % obj.mass)
+        I = obj.inertia
+        etree.SubElement(inertial, 'inertia', ixx='%.17g' % I[0, 0], iyy='%.17g' % I[1, 1],
+                         izz='%.17g' % I[2, 2], ixy='%.17g' % I[0, 1], ixz='%.17g' % I[0, 2],
+                         iyz='%.17g' % I[1, 2])
+        for kind in ('visual', 'collision'):
+            el = etree.SubElement(link, kind)
+            geometry = etree.SubElement(el, 'geometry')
+            if obj.shape == 'box':
+                etree.SubElement(geometry, 'box', size=' '.join('%.17g' % x for x in obj.size))
+            elif obj.shape == 'sphere':
+                etree.SubElement(geometry, 'sphere', radius='%.17g' % obj.size[0])
+            else:
+                etree.SubElement(geometry, obj.shape, radius='%.17g' % obj.size[0],
+                                 length='%.17g' % obj.size[1])
+            if kind == 'visual':
+                material = etree.SubElement(el, 'material', name=obj.name + '_colour')
+                etree.SubElement(material, 'color', rgba=' '.join('%g' % x for x in obj.rgba))
+    joint = etree.SubElement(root, 'joint', name=obj.name, type='floating')
+    _origin(joint, obj.pose)
+    etree.SubElement(joint, 'parent', link='world')
+    etree.SubElement(joint, 'child', link=obj.name)
