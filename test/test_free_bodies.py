@@ -476,3 +476,25 @@ def test_lqr_hover_of_a_quadrotor_recovers_from_half_a_metre_and_30_degrees():
     charts.express(charts.attitudes(system.model), goal, q, p)
     assert np.abs(q).max() < 1e-3                 # back over the origin, level
     assert np.abs(p - hover.p).max() < 1e-3
+
+
+def test_a_subdivided_step_keeps_the_momentum_and_its_charts():
+    system, joint = rigid_body()
+    omega0 = np.array([0.3, 20.0, 0.5])           # 4 rad in one 0.2 s step: too coarse
+    vi = trep.MidpointVI(system, tolerance=1e-12, min_iterations=2)
+    vi.initialize_from_state(0.0, np.zeros(6), np.concatenate([np.zeros(3), INERTIA @ omega0]))
+    P0, L0 = world_momentum(vi, joint)
+    substeps = []
+    for k in range(20):
+        vi.step(vi.t2 + 0.2)
+        substeps.append(vi.last_substeps)
+        R = joint.reference_attitude
+        assert np.abs(R.T @ R - np.eye(3)).max() < 1e-14
+    assert max(substeps) > 1
+    P, L = world_momentum(vi, joint)
+    assert np.abs(L - L0).max() < 1e-12 * np.linalg.norm(L0)
+    with pytest.raises(NotImplementedError, match='subdivided'):
+        if vi.last_substeps == 1:
+            while vi.last_substeps == 1:
+                vi.step(vi.t2 + 0.2)
+        vi.q2_dq1()

@@ -149,3 +149,16 @@ def test_the_shipped_world_runs_from_the_command_line(tmp_path, capsys):
                  '--out', str(tmp_path / 'throw.npz')]) == 0
     out = capsys.readouterr().out
     assert 'book_rx' in out and 'left/shoulder' in out
+
+
+def test_reset_puts_the_objects_back_at_their_initial_poses():
+    sim = Simulation.from_world(WORLD, rate=500)
+    box = sim.system.free_joints[0]
+    start = box.body.g()
+    sim.step(200)
+    sim.system.q = sim.state().positions
+    assert np.abs(box.body.g() - start).max() > 0.1
+    sim.reset()
+    sim.system.q = sim.state().positions
+    assert np.abs(box.body.g() - start).max() < 1e-14
+    sim.step(10)                    # and it flies again from there

@@ -238,8 +238,7 @@ class MidpointVI:
         (self._t1, self._t2, q1, q2, p1, p2, u1, lam, history, anchor, memory,
          composite, impulse, attitudes) = saved
         if attitudes is not None:
-            self._charts.set_attitudes(self._model, attitudes,
-                                       None if self._fast is None else self._chart_views[0])
+            self._charts.set_attitudes(attitudes)
         self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
         self._lambda1[:] = lam
         self._impulse[:] = impulse

@@ -363,15 +363,13 @@ class FreeJointCharts:
         """Copy of the reference attitudes (n, 3, 3)."""
         return model.fixedR[self.reference].copy()
 
-    def set_attitudes(self, model, attitudes, fixedR=None):
-        """Put back reference attitudes (n, 3, 3) from :meth:`attitudes` (the frames,
-        ``model.fixedR`` and the packed copy ``fixedR`` if given)."""
-        for k, (joint, i) in enumerate(zip(self.joints, self.reference)):
-            model.fixedR[i] = attitudes[k]
-            if fixedR is not None:
-                fixedR[i] = attitudes[k]
+    def set_attitudes(self, attitudes):
+        """Put back reference attitudes (n, 3, 3) from :meth:`attitudes` (e.g. to reset a
+        simulation or undo a failed step): a change of the frames' constants, which the
+        System's Model and every compiled stepper pick up (parameter version)."""
+        for k, joint in enumerate(self.joints):
             joint.reference_frame._se3[:3, :3] = attitudes[k]
-        self.joints[0].body.system._invalidate_results()
+        self.joints[0].body.system._geometry_changed()
 
     def express(self, attitudes, targets, q, p=None):
         """Rewrite in place a configuration ``q`` (nq,) and momentum ``p`` (nd,) given in

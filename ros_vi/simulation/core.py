@@ -227,6 +227,9 @@ class Simulation:
         self._p0 = dynamics.momentum_from_velocity(self._model, self._out, v0)
         self._q0 = q0
         self._v0 = v0
+        # free joints: q0's angles are relative to the reference attitudes at the start
+        charts = system.free_charts
+        self._attitudes0 = None if charts is None else charts.attitudes(self._model)
         self._k_hold = q0[nd:].copy()
         # default drive gains from the reflected inertia at q0 (mimic joints folded in)
         m = np.zeros(nq)
@@ -364,6 +367,8 @@ class Simulation:
         if not keep_time:
             self._ticks = 0
         t = self.tick_time(self._ticks)
+        if self._attitudes0 is not None:
+            self.system.free_charts.set_attitudes(self._attitudes0)
         self.mvi.initialize_from_state(t, self._q0, self._p0)
         self._p_end = self._p0.copy()      # the momentum at the state's time (published)
         self._k_hold = self._q0[self.system.nQd:].copy()
