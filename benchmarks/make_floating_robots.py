@@ -21,10 +21,13 @@ the root link a free body.
 Units: SI (m, kg, kg m^2, rad, N m, rad/s).
 """
 import os
+import sys
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)                  # this checkout's ros_vi
+from ros_vi.urdf import rpy_matrix  # noqa: E402
 X, Y, Z = (1, 0, 0), (0, 1, 0), (0, 0, 1)
 HALF_PI = 1.5707963267948966
 
@@ -37,14 +40,6 @@ def _num(x):
 
 def _vec(v):
     return ' '.join(_num(x) for x in v)
-
-
-def _rpy_matrix(rpy):
-    r, p, y = rpy
-    Rx = np.array([[1, 0, 0], [0, np.cos(r), -np.sin(r)], [0, np.sin(r), np.cos(r)]])
-    Ry = np.array([[np.cos(p), 0, np.sin(p)], [0, 1, 0], [-np.sin(p), 0, np.cos(p)]])
-    Rz = np.array([[np.cos(y), -np.sin(y), 0], [np.sin(y), np.cos(y), 0], [0, 0, 1]])
-    return Rz @ Ry @ Rx
 
 
 # ---------------------------------------------------------------------- solids
@@ -90,7 +85,7 @@ class Solid:
         if self.tilt is None:
             rpy, I = self.rpy, np.diag(moments)
         else:
-            R = _rpy_matrix(self.rpy) @ _rpy_matrix(self.tilt)
+            R = rpy_matrix(self.rpy) @ rpy_matrix(self.tilt)
             rpy, I = (0, 0, 0), R @ np.diag(moments) @ R.T
         check_inertia(I)
         return ('<inertial>\n        <origin xyz="%s" rpy="%s"/>\n        <mass value="%s"/>\n'
