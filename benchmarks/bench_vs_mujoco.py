@@ -896,6 +896,29 @@ def recenter_share(case, steps=3000, block=100):
     return _median_us(chart, block), _median_us(rest, block)
 
 
+def fixed_base_step(case, steps=3000, block=100):
+    """(µs per ``mvi.step``, Newton iterations per step) of the same URDF imported with its
+    root link welded to the world (no free joint), the same joint torques, from q0 at rest:
+    what the free joint adds to a step."""
+    s = import_urdf(case.text, gravity=None)
+    index = [s.get_config(n).index for n in case.joints]
+    inputs = {u.name: k for k, u in enumerate(s.inputs)}
+    ui = [inputs[n] for n in case.joints]
+    q = np.zeros(s.nQ)
+    q[index] = case.q0
+    mvi = MidpointVI(s, tolerance=TOLERANCE)
+    mvi.initialize_from_state(0.0, q, np.zeros(s.nQd))
+    u, clock, times, it = np.zeros(s.nu), time.perf_counter, [], 0
+    for b in range(steps // block + 1):
+        t0 = clock()
+        for k in range(b * block, (b + 1) * block):
+            u[ui] = case.torques(k * DT)
+            it += mvi.step((k + 1) * DT, u)
+        if b:                                   # the first block warms up
+            times.append(clock() - t0)
+    return _median_us(times, block), it / ((steps // block + 1) * block)
+
+
 def floating_table(names, seconds, block):
     """Print the floating-robot table (speed and momentum drift)."""
     print('\n## Floating robots: zero gravity, no contact, sinusoidal joint torques '
@@ -941,8 +964,11 @@ def floating_table(names, seconds, block):
         print(note)
     for name in names:
         chart, rest = recenter_share(FloatingCase(name))
+        fixed, iters = fixed_base_step(FloatingCase(name))
         print('%s: ros_vi step = %.1f µs re-centring the chart (mvi.recenter(), Python + '
-              'kernel) + %.1f µs the rest of the step' % (name, chart, rest))
+              'kernel) + %.1f µs the rest of the step; the same robot welded to the world '
+              '(no free joint): %.1f µs per step (%.2f Newton it/step)'
+              % (name, chart, rest, fixed, iters))
 
 
 # ---------------------------------------------------------------------- output
