@@ -31,8 +31,20 @@ call floor of ``MidpointVI.step`` (the step call against a direct call of the co
 kernel ``fast_step.step_packed(I, F, W)`` on the same packed arrays), and the growth of the
 cost with the number of joints (spatial chains of 2..64 revolute joints, exponent fitted).
 
+Floating robots (``urdf/quadruped.urdf``, 6 + 12 DOF, and ``urdf/humanoid.urdf``, 6 + 31
+DOF; ``--floating``): zero gravity, no ground or contact, the base started with a twist and
+every joint driven by its own sinusoidal torque (FloatingCase); ros_vi imports them with
+``floating_base=True`` (a free joint), MuJoCo from the same URDF with a free joint added to
+the root body (MjSpec), Euler and RK4.  Per engine: µs per step (the torques computed in
+Python each step for both) and the largest relative change over the run of the total linear
+and angular momentum (ros_vi: the momentum map of (q2, p2) after ``recenter()``, the
+quantity its discrete Noether theorem conserves; MuJoCo: ``mj_subtreeVel`` of the root at
+its state), and the part of ros_vi's step spent re-centring the free joint's chart.
+
     python benchmarks/bench_vs_mujoco.py [--seconds 10] [--robots arm7 humanoid44 ...]
         [--sweep 2 4 8 16 32 64] [--sweep-steps 500] [--floor-calls 3000] [--no-sweep]
+        [--floating quadruped humanoid]
+    python benchmarks/bench_vs_mujoco.py --robots --no-sweep     # the floating table only
 
 MuJoCo and Pinocchio are benchmark-only extras (requirements-bench.txt); an engine that is
 not installed is reported as such.
@@ -44,6 +56,7 @@ import re
 import sys
 import time
 import warnings
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -53,7 +66,7 @@ import robots as R  # noqa: E402
 
 from ros_vi import ConvergenceError, MidpointVI  # noqa: E402
 from ros_vi.mechanics import dynamics  # noqa: E402
-from ros_vi.urdf import import_urdf  # noqa: E402
+from ros_vi.urdf import import_urdf, rpy_matrix  # noqa: E402
 
 try:
     import mujoco
@@ -87,6 +100,10 @@ Legend
 - dE: |E(t) - E(0)| of T + V after the run and its maximum over the run (sampled after
   every block) [J].  max violation: max |q_m - k q_ref - c| over the mimic joints [rad, m],
   or the loop gap [m] of the four-bar.
+- Floating robots: DOF = 6 (the free base) + joints.  max rel. dP, dL: max over the run of
+  |P(t) - P(0)| / |P(0)| and |L(t) - L(0)| / |L(0)| (L about the world origin), sampled
+  every block; max joint speed [rad/s]: the fastest joint sampled (the light distal links
+  whip: no damping, no limits).  |dP0|, |dL0|: the engines' initial momenta (same state).
 - Python floor: mvi.step minus the compiled kernel step_packed(I, F, W) (with constraints
   step_constrained_packed(I, F, W, CI, CF, CW)) called directly on
   the same packed arrays (an identical second integrator), both doing the same Newton work.
@@ -651,6 +668,309 @@ def sweep(sizes, steps):
     return rows, iterations
 
 
+# ---------------------------------------------------------------------- floating robots
+# A floating robot in zero gravity, no ground, no contact: the base starts at FLOAT_POSE
+# with the twist (FLOAT_V0 [m/s] in the world, FLOAT_W0 [rad/s] in base axes), the joints
+# at a random configuration at rest, and every joint is driven by its own sinusoid
+# tau_j(t) = A_j sin(w_j t + phi_j) (w_j / 2 pi in 0.5..2 Hz), held over each step at its
+# start time, with A_j = M_jj(q0) w_j^2 FLOAT_SWING: alone on a joint of inertia M_jj it
+# would swing by FLOAT_SWING [rad] (and drift at up to FLOAT_SWING w_j rad/s), so heavy and
+# light joints move alike -- a gentle motion, not the whipping of light links that equal
+# fractions of the effort limits give.  The joint torques are internal: the total linear
+# and angular momentum must stay what the initial twist gave.
+FLOAT_SWING = 0.02
+FLOAT_POSE = ((0.1, -0.2, 1.0), (0.3, -0.2, 0.5))   # base xyz [m], URDF rpy [rad]
+FLOAT_V0 = (0.3, -0.1, 0.2)
+FLOAT_W0 = (0.4, 0.7, -0.5)
+
+
+class FloatingCase:
+    """One floating robot of urdf/ (its benchmark URDF text, moving joints, start state and
+    joint torque profile)."""
+
+    def __init__(self, name, seed=0):
+        self.name = name
+        self.text = R.benchmark_urdf(R.shipped(name))
+        self.joints = R.moving_joints(self.text)
+        q0 = R.initial_configuration(self.text, seed=seed)
+        self.q0 = np.array([q0[n] for n in self.joints])
+        rng = np.random.default_rng(seed + 1)
+        self.omega = 2 * np.pi * rng.uniform(0.5, 2.0, len(self.joints))
+        self.phase = rng.uniform(0, 2 * np.pi, len(self.joints))
+        self.rotation = rpy_matrix(FLOAT_POSE[1])
+        self.position = np.array(FLOAT_POSE[0], float)
+        system = import_urdf(self.text, floating_base=True, gravity=None)
+        index = [system.get_config(n).index for n in self.joints]
+        q = np.array(system.q, float)
+        q[index] = self.q0
+        system.q = q
+        inertia = np.diag(system.mass_matrix())[index]       # M_jj(q0) [kg m^2]
+        self.amplitude = inertia * self.omega ** 2 * FLOAT_SWING
+
+    def torques(self, t):
+        """Joint torques (njoints,) [N m] at time t [s]."""
+        return self.amplitude * np.sin(self.omega * t + self.phase)
+
+
+class FloatingRosVI:
+    """ros_vi: ``import_urdf(..., floating_base=True, gravity=None)`` + ``MidpointVI``.
+
+    Momentum: the momentum map of the state (q2, p2) after ``recenter()`` (the chart at
+    the base's attitude, angles 0): linear P = p2 of the base translation configs (world
+    axes), angular L = x × P + R_ref p_rot about the world origin (p_rot: the rotation
+    configs' momenta, the base's angular momentum about its origin in its own axes).  This
+    is the quantity the discrete Noether theorem conserves."""
+
+    label = 'ros_vi'
+
+    def __init__(self, case):
+        self.case = case
+        self.system = s = import_urdf(case.text, floating_base=True, gravity=None)
+        (self.free,) = s.free_joints
+        self.trans = np.array([c.index for c in self.free.translation_configs])
+        self.rot = np.array([c.index for c in self.free.rotation_configs])
+        self.index = np.array([s.get_config(n).index for n in case.joints])
+        inputs = {u.name: k for k, u in enumerate(s.inputs)}
+        self.u_index = np.array([inputs[n] for n in case.joints])
+        self.mvi = MidpointVI(s, tolerance=TOLERANCE)
+        self.u = np.zeros(s.nu)
+        self.data = s.model.create_data()
+        self.k = self.iterations = 0
+
+    def reset(self):
+        s, case = self.system, self.case
+        pose = np.eye(4)
+        pose[:3, :3], pose[:3, 3] = case.rotation, case.position
+        self.free.set_pose(pose)                 # angles 0: their rates are omega_body
+        q = np.array(s.q, float)
+        q[self.index] = case.q0
+        dq = np.zeros(s.nQ)
+        dq[self.trans], dq[self.rot] = FLOAT_V0, FLOAT_W0
+        s.q, s.dq = q, dq
+        self.mvi.initialize_from_state(0.0, q, s.mass_matrix() @ dq)
+        self.k = self.iterations = 0
+
+    def run_block(self, n):
+        step, u, ui, torques = self.mvi.step, self.u, self.u_index, self.case.torques
+        it, k0 = 0, self.k
+        try:
+            for k in range(k0, k0 + n):
+                u[ui] = torques(k * DT)
+                it += step((k + 1) * DT, u)
+        except ConvergenceError as exc:
+            raise Diverged(str(exc)) from None
+        self.k += n
+        self.iterations += it
+
+    def momentum(self):
+        """(P (3,) [kg m/s], L (3,) [kg m^2/s] about the world origin, the joint speeds
+        (njoints,) [rad/s] of the Legendre transform v = M(q2)^-1 p2)."""
+        mvi = self.mvi
+        mvi.recenter()
+        q, p = mvi.q2, mvi.p2
+        P = p[self.trans]
+        L = np.cross(q[self.trans], P) + self.free.reference_attitude @ p[self.rot]
+        self.data.set(q, np.zeros(self.system.nQ))
+        M = dynamics.mass_matrix(self.system.model, self.data)
+        return P, L, np.linalg.solve(M, p)[self.index]
+
+
+class FloatingMuJoCo:
+    """MuJoCo: the same URDF through ``MjSpec`` with a free joint added to the root body;
+    joint torques through ``qfrc_applied``.  Momentum from ``mj_subtreeVel`` of the root:
+    P = subtree mass × COM velocity, L = angular momentum about the COM + c × P (about the
+    world origin), at the current state (``mj_forward`` first)."""
+
+    def __init__(self, case, integrator):
+        self.case = case
+        self.label = 'MuJoCo %s' % integrator
+        spec = mujoco.MjSpec.from_string(case.text)
+        root = ET.fromstring(case.text)
+        children = {j.find('child').get('link') for j in root.findall('joint')}
+        (base,) = [l.get('name') for l in root.findall('link')
+                   if l.get('name') not in children]
+        spec.body(base).add_freejoint()
+        model = spec.compile()
+        opt = model.opt
+        opt.timestep = DT
+        opt.gravity[:] = 0.0
+        opt.integrator = getattr(mujoco.mjtIntegrator, 'mjINT_' + integrator.upper())
+        off = mujoco.mjtDisableBit
+        opt.disableflags |= (off.mjDSBL_CONTACT | off.mjDSBL_LIMIT | off.mjDSBL_FRICTIONLOSS
+                             | off.mjDSBL_AUTORESET)
+        self.m, self.d = model, mujoco.MjData(model)
+        self.base = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, base)
+        ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in case.joints]
+        if min(ids) < 0 or model.nv != len(ids) + 6:
+            raise ValueError('MuJoCo model of %s: joints %s, nv %d' % (case.name, ids,
+                                                                         model.nv))
+        self.qadr, self.vadr = model.jnt_qposadr[ids], model.jnt_dofadr[ids]
+        self.k = 0
+
+    def reset(self):
+        m, d, case = self.m, self.d, self.case
+        mujoco.mj_resetData(m, d)
+        d.qpos[:3] = case.position
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, case.rotation.ravel())
+        d.qpos[3:7] = quat
+        d.qpos[self.qadr] = case.q0
+        d.qvel[:3], d.qvel[3:6] = FLOAT_V0, FLOAT_W0      # world linear, body angular
+        self.k = 0
+
+    def run_block(self, n):
+        m, d, step, torques = self.m, self.d, mujoco.mj_step, self.case.torques
+        f, v = d.qfrc_applied, self.vadr
+        for _ in range(n):
+            f[v] = torques(d.time)
+            step(m, d)
+        self.k += n
+        if (d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
+                or not np.all(np.isfinite(d.qpos))):
+            raise Diverged('bad acceleration')
+
+    def momentum(self):
+        """(P, L, joint speeds) as :meth:`FloatingRosVI.momentum`."""
+        m, d, b = self.m, self.d, self.base
+        mujoco.mj_forward(m, d)
+        mujoco.mj_subtreeVel(m, d)
+        P = m.body_subtreemass[b] * d.subtree_linvel[b]
+        L = d.subtree_angmom[b] + np.cross(d.subtree_com[b], P)
+        return P.copy(), L.copy(), d.qvel[self.vadr].copy()
+
+
+def floating_run(engine, seconds, block):
+    """``seconds`` of the floating case: median µs per step over blocks of ``block`` steps
+    (each step includes computing the joint torques), the largest relative change of P, L
+    (|X(t) - X(0)| / |X(0)|, sampled after every block), the fastest joint speed sampled
+    [rad/s], and the start values P0, L0."""
+    engine.reset()
+    engine.run_block(min(block, 20))             # warm-up (compiled kernels, caches)
+    engine.reset()
+    P0, L0, _ = engine.momentum()
+    out = dict(P0=P0, L0=L0, dP=0.0, dL=0.0, speed=0.0, diverged=None, iterations=np.nan)
+    times = []
+    clock = time.perf_counter
+    for _ in range(max(1, int(round(seconds / DT)) // block)):
+        t0 = clock()
+        try:
+            engine.run_block(block)
+        except Diverged:
+            out['diverged'] = engine.k * DT
+            break
+        times.append(clock() - t0)
+        P, L, speeds = engine.momentum()
+        out['dP'] = max(out['dP'], float(np.linalg.norm(P - P0) / np.linalg.norm(P0)))
+        out['dL'] = max(out['dL'], float(np.linalg.norm(L - L0) / np.linalg.norm(L0)))
+        out['speed'] = max(out['speed'], float(np.abs(speeds).max()))
+    out['us'] = _median_us(times, block)
+    if isinstance(engine, FloatingRosVI):
+        out['iterations'] = engine.iterations / max(1, engine.k)
+    return out
+
+
+def recenter_share(case, steps=3000, block=100):
+    """(µs per ``mvi.recenter()``, µs per ``mvi.step`` after it) on the floating case: a
+    step re-centres the free joint's chart first; calling ``recenter()`` just before it
+    separates that cost (the step then finds the chart centred).  Medians over blocks."""
+    eng = FloatingRosVI(case)
+    eng.reset()
+    eng.run_block(block)
+    mvi, u, ui, torques = eng.mvi, eng.u, eng.u_index, case.torques
+    clock = time.perf_counter
+    chart, rest = [], []
+    k = eng.k
+    for _ in range(steps // block):
+        a = b = 0.0
+        for _ in range(block):
+            u[ui] = torques(k * DT)
+            t0 = clock()
+            mvi.recenter()
+            t1 = clock()
+            mvi.step((k + 1) * DT, u)
+            b += clock() - t1
+            a += t1 - t0
+            k += 1
+        chart.append(a)
+        rest.append(b)
+    return _median_us(chart, block), _median_us(rest, block)
+
+
+def fixed_base_step(case, steps=3000, block=100):
+    """(µs per ``mvi.step``, Newton iterations per step) of the same URDF imported with its
+    root link welded to the world (no free joint), the same joint torques, from q0 at rest:
+    what the free joint adds to a step."""
+    s = import_urdf(case.text, gravity=None)
+    index = [s.get_config(n).index for n in case.joints]
+    inputs = {u.name: k for k, u in enumerate(s.inputs)}
+    ui = [inputs[n] for n in case.joints]
+    q = np.zeros(s.nQ)
+    q[index] = case.q0
+    mvi = MidpointVI(s, tolerance=TOLERANCE)
+    mvi.initialize_from_state(0.0, q, np.zeros(s.nQd))
+    u, clock, times, it = np.zeros(s.nu), time.perf_counter, [], 0
+    for b in range(steps // block + 1):
+        t0 = clock()
+        for k in range(b * block, (b + 1) * block):
+            u[ui] = case.torques(k * DT)
+            it += mvi.step((k + 1) * DT, u)
+        if b:                                   # the first block warms up
+            times.append(clock() - t0)
+    return _median_us(times, block), it / ((steps // block + 1) * block)
+
+
+def floating_table(names, seconds, block):
+    """Print the floating-robot table (speed and momentum drift)."""
+    print('\n## Floating robots: zero gravity, no contact, sinusoidal joint torques '
+          '(%g s, dt = 1 ms)\n' % seconds)
+    print('| robot | DOF | engine | µs/step | ros_vi / engine | Newton it/step '
+          '| max rel. dP | max rel. dL | max joint speed [rad/s] | |P0| [kg m/s] '
+          '| |L0| [kg m^2/s] |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
+    notes = []
+    for name in names:
+        case = FloatingCase(name)
+        engines = [FloatingRosVI(case)]
+        for integ in ('Euler', 'RK4'):
+            engines.append(FloatingMuJoCo(case, integ) if mujoco is not None else None)
+        ros_us = start = None
+        agreement = []
+        for eng in engines:
+            if eng is None:
+                print('| %s | | MuJoCo | not installed | | | | | | | |' % name)
+                continue
+            r = floating_run(eng, seconds, block)
+            print('  %s / %s: %.1f us/step, dP %.1e, dL %.1e' % (name, eng.label, r['us'],
+                                                               r['dP'], r['dL']),
+                  file=sys.stderr, flush=True)
+            if ros_us is None:
+                ros_us, start = r['us'], (r['P0'], r['L0'])
+            else:           # the same initial state: the same momenta (a model check)
+                agreement.append('%s: |dP0| %.1e kg m/s, |dL0| %.1e kg m^2/s' % (
+                    eng.label, np.linalg.norm(r['P0'] - start[0]),
+                    np.linalg.norm(r['L0'] - start[1])))
+            drift = ('%.1e' % r['dP'], '%.1e' % r['dL'], '%.0f' % r['speed'])
+            if r['diverged'] is not None:
+                drift = ('diverged at t = %.2f s' % r['diverged'], '-', '-')
+            print('| %s | 6 + %d | %s%s | %.1f | %s | %s | %s | %s | %s | %.4g | %.4g |' % (
+                name, len(case.joints), eng.label,
+                ' (compiled)' if getattr(eng, 'mvi', None) is not None and eng.mvi.compiled
+                else '', r['us'], '-' if eng is engines[0] else '%.2f' % (ros_us / r['us']),
+                _fmt(r['iterations'], '%.2f'), drift[0], drift[1], drift[2],
+                np.linalg.norm(r['P0']), np.linalg.norm(r['L0'])))
+        notes.append('%s: initial momenta against ros_vi: %s' % (name, '; '.join(agreement)))
+    print()
+    for note in notes:
+        print(note)
+    for name in names:
+        chart, rest = recenter_share(FloatingCase(name))
+        fixed, iters = fixed_base_step(FloatingCase(name))
+        print('%s: ros_vi step = %.1f µs re-centring the chart (mvi.recenter(), Python + '
+              'kernel) + %.1f µs the rest of the step; the same robot welded to the world '
+              '(no free joint): %.1f µs per step (%.2f Newton it/step)'
+              % (name, chart, rest, fixed, iters))
+
+
 # ---------------------------------------------------------------------- output
 def _fmt(x, spec='%.3g'):
     if x is None or (isinstance(x, float) and not np.isfinite(x)):
@@ -673,7 +993,8 @@ def main(argv=None):
     ap.add_argument('--block', type=int, default=100,
                     help='steps per timed block (timing = median over blocks)')
     names = [r.name for r in all_robots()]
-    ap.add_argument('--robots', nargs='+', default=names, choices=names)
+    ap.add_argument('--robots', nargs='*', default=names, choices=names,
+                    help='fixed-base robots (none: skip them)')
     ap.add_argument('--configs', type=int, default=3,
                     help='random configurations for the mass-matrix check')
     ap.add_argument('--floor-calls', type=int, default=3000,
@@ -682,6 +1003,8 @@ def main(argv=None):
                     help='chain sizes (joints) for the cost growth')
     ap.add_argument('--sweep-steps', type=int, default=500)
     ap.add_argument('--no-sweep', action='store_true')
+    ap.add_argument('--floating', nargs='*', default=list(R.FLOATING), choices=R.FLOATING,
+                    help='floating robots for the momentum table (none: skip it)')
     args = ap.parse_args(argv)
 
     if mujoco is not None:
@@ -793,6 +1116,9 @@ def main(argv=None):
                                        1)[0]
                     fits.append('%s n>=%d: %.2f' % (l, lo, slope))
         print('\nfitted exponent (time ~ n^k): ' + '; '.join(fits))
+
+    if args.floating:
+        floating_table(args.floating, args.seconds, args.block)
 
     if MJ_WARNINGS:
         print('\nMuJoCo warnings (numbers replaced by #): '

@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, 'test'))
 from test_urdf_cases import inertial, joint, link, robot  # noqa: E402  (URDF text helpers)
 
 SHIPPED = ('pendulum', 'cartpole', 'acrobot', 'arm7')
+FLOATING = ('quadruped', 'humanoid')     # shipped floating-base robots (free root link)
 GRAVITY = (0.0, 0.0, -9.81)
 
 
@@ -126,7 +127,8 @@ def reduction(names, mimics):
 
 def initial_configuration(text, seed=0, scale=0.5):
     """A nonzero configuration of the independent joints (dict name -> value): revolute and
-    continuous joints uniform in [-scale, scale] rad (inside their limits), prismatic
+    continuous joints uniform in [-scale, scale] rad (inside their limits; about the limit
+    nearest to 0 when the range excludes 0), prismatic
     joints at a random point of their range (or +-0.2 m when unlimited)."""
     rng = np.random.default_rng(seed)
     types, limits, mimics = joint_types(text), joint_limits(text), mimic_table(text)
@@ -139,7 +141,9 @@ def initial_configuration(text, seed=0, scale=0.5):
             lo, up = max(lo, -0.2), min(up, 0.2)
             val = lo + rng.uniform(0.2, 0.8) * (up - lo)
         else:
-            val = rng.uniform(max(lo, -scale), min(up, scale))
+            # about 0, or about the limit nearest to 0 when the range excludes 0 (a knee)
+            centre = min(max(0.0, lo), up)
+            val = rng.uniform(max(lo, centre - scale), min(up, centre + scale))
         q[name] = float(val)
     return q
 

@@ -14,6 +14,7 @@ from ros_vi.urdf import import_urdf_file
 from ros_vi.resources import shipped_model
 
 SHIPPED = ['acrobot', 'arm7', 'cartpole', 'pendulum']
+FLOATING = ['humanoid', 'quadruped']          # floating-base robots (no demo controller)
 
 
 def ros_vi(*args, check=None):
@@ -26,7 +27,7 @@ def ros_vi(*args, check=None):
 
 
 def test_shipped_models_are_listed():
-    assert shipped_names() == SHIPPED
+    assert shipped_names() == sorted(SHIPPED + FLOATING)
 
 
 def test_help_lists_every_command_and_unknown_ones_exit_2():
@@ -40,7 +41,7 @@ def test_help_lists_every_command_and_unknown_ones_exit_2():
     assert status == 2 and 'unrecognized arguments: --bogus' in err
 
 
-@pytest.mark.parametrize('model', SHIPPED)
+@pytest.mark.parametrize('model', SHIPPED + FLOATING)
 def test_info_matches_the_imported_model(model, capsys):
     assert main(['info', model, '--json']) == 0
     facts = json.loads(capsys.readouterr().out)
