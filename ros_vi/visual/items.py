@@ -34,6 +34,7 @@ keeps trep's default drawing.
 
 World z is up; lengths in m, times in s, angles in rad.
 """
+import dataclasses
 import math
 import os
 import warnings
@@ -382,7 +383,6 @@ class PlayerScene:
 
 def _relinked(shape, name):
     """A copy of ``shape`` in the body ``name`` (its triangles computed afresh)."""
-    import dataclasses
     return dataclasses.replace(shape, link=name)
 
 
