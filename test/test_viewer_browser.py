@@ -73,20 +73,27 @@ def served():
 
 
 @pytest.fixture(scope='module')
-def page(served):
+def browser():
+    """One headless Chromium for the module (playwright's sync API runs one at a time)."""
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        pg = browser.new_page(viewport={'width': WIDTH, 'height': HEIGHT})
-        pg.requests, pg.errors = [], []
-        pg.on('request', lambda r: pg.requests.append(r.url))
-        pg.on('websocket', lambda ws: pg.requests.append(ws.url))
-        pg.on('console', lambda m: pg.errors.append(m.text) if m.type == 'error' else None)
-        pg.on('pageerror', lambda e: pg.errors.append(str(e)))
-        pg.goto(served)
-        pg.get_by_role('button', name='Pause').wait_for(timeout=60000)
-        time.sleep(3.0)                    # the scene arrives over the websocket
-        yield pg
-        browser.close()
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope='module')
+def page(served, browser):
+    pg = browser.new_page(viewport={'width': WIDTH, 'height': HEIGHT})
+    pg.requests, pg.errors = [], []
+    pg.on('request', lambda r: pg.requests.append(r.url))
+    pg.on('websocket', lambda ws: pg.requests.append(ws.url))
+    pg.on('console', lambda m: pg.errors.append(m.text) if m.type == 'error' else None)
+    pg.on('pageerror', lambda e: pg.errors.append(str(e)))
+    pg.goto(served)
+    pg.get_by_role('button', name='Pause').wait_for(timeout=60000)
+    time.sleep(3.0)                    # the scene arrives over the websocket
+    yield pg
+    pg.close()
 
 
 def _view(pg):
@@ -134,7 +141,7 @@ def test_no_console_error_and_no_request_leaves_the_machine(page, served):
 
 # ------------------------------------------------- trep.visual: a puppet's trajectory
 @pytest.fixture(scope='module')
-def puppet_page():
+def puppet_page(browser):
     """A swinging marionette (PuppetVisual) served by visualize_3d without blocking, open in
     headless Chromium: (page, the ItemsView)."""
     import ros_vi as trep
@@ -143,16 +150,14 @@ def puppet_page():
     view = trep.visual.visualize_3d([trep.puppets.PuppetVisual(puppet, T, Q)], serve=True,
                                     block=False, port=_free_port())
     try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-            pg = browser.new_page(viewport={'width': WIDTH, 'height': HEIGHT})
-            pg.errors = []
-            pg.on('pageerror', lambda e: pg.errors.append(str(e)))
-            pg.goto('http://127.0.0.1:%d' % view.server.get_port())
-            pg.get_by_role('button', name='Pause').wait_for(timeout=60000)
-            time.sleep(3.0)                # the scene arrives over the websocket
-            yield pg, view
-            browser.close()
+        pg = browser.new_page(viewport={'width': WIDTH, 'height': HEIGHT})
+        pg.errors = []
+        pg.on('pageerror', lambda e: pg.errors.append(str(e)))
+        pg.goto('http://127.0.0.1:%d' % view.server.get_port())
+        pg.get_by_role('button', name='Pause').wait_for(timeout=60000)
+        time.sleep(3.0)                    # the scene arrives over the websocket
+        yield pg, view
+        pg.close()
     finally:
         view.stop()
 
