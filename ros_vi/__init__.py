@@ -26,12 +26,15 @@ def __getattr__(name):
     if name in ('rollout', 'Target'):
         from . import batch
         return getattr(batch, name)
+    if name == 'visual':        # trep.visual: Pillow and the renderer, loaded when asked for
+        import importlib
+        return importlib.import_module(__name__ + '.visual')
     raise AttributeError('module %r has no attribute %r' % (__name__, name))
 
 # trep's submodule paths (``import ros_vi.potentials``, ``from ros_vi.forces import ...``,
 # ``from ros_vi.frame import tx``, ``ros_vi.system.save_trajectory``, ...): each name is an
-# attribute of the package and an entry of sys.modules.  (trep.visual, trep.util and
-# trep.puppets are not provided here.)
+# attribute of the package and an entry of sys.modules.  (trep.util is not provided;
+# trep.visual is ros_vi.visual, trep.puppets ros_vi.puppets.)
 import sys as _sys
 import types as _types
 from .mechanics import (config as _m_config, constraint as _m_constraint,

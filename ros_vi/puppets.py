@@ -43,9 +43,8 @@ The default strings are ``upper_torso_string``, ``lower_torso_string``,
 
 Differences from trep:
 
-- visualisation (trep's ``PuppetVisual``, drawn with OpenGL through ``trep.visual``) is out
-  of scope: :class:`PuppetVisual` exists so that ``from ros_vi.puppets import PuppetVisual``
-  works, but creating one raises ``VisualisationUnavailable``;
+- ``PuppetVisual`` (trep drew it with OpenGL) is drawn by ros_vi's players: in the browser
+  or into a GIF/MP4 (:mod:`ros_vi.visual.items`, :mod:`ros_vi.visual.puppet_visual`);
 - trep drives the neck's x rotation with ``joints['neck_rz']`` (a slip: both default to the
   fixed value 0, so the default puppet is the same); here ``joints['neck_rx']`` drives it;
 - trep takes strings in Python 2 dict order; here they follow the ``strings`` dict's order.
@@ -248,7 +247,7 @@ class Puppet(System):
         (kinematic config names), ``control_hook`` and ``hook`` (frame names) (empty unless
         ``string_constraints``).
 
-    Visualisation (trep's ``PuppetVisual``) is not provided.
+    Drawn by :class:`PuppetVisual` (``ros_vi.visual.puppet_visual``).
     """
 
     def __init__(self, dimensions={}, joints={}, joint_forces=False, string_forces=False,
@@ -348,20 +347,14 @@ class Puppet(System):
             self.get_config(info['length']).q = distance
 
 
-class VisualisationUnavailable(RuntimeError):
-    """trep's OpenGL drawing (``trep.visual``) is not part of ros_vi."""
-
-
-class PuppetVisual:
-    """trep's OpenGL drawing of a :class:`Puppet`: ros_vi has no OpenGL viewer, by design.
-    The name exists so that scripts importing it run their simulation parts; creating one
-    raises :class:`VisualisationUnavailable`."""
-
-    def __init__(self, *args, **kwargs):
-        raise VisualisationUnavailable(
-            'ros_vi does not provide trep.visual: PuppetVisual (OpenGL drawing of a puppet) '
-            'is not available; plot the configurations (e.g. matplotlib) instead')
+def __getattr__(name):
+    # the drawing of a puppet (ros_vi.visual: Pillow, the URDF shapes) is loaded when asked
+    # for, so that importing ros_vi stays light
+    if name == 'PuppetVisual':
+        from .visual.puppet_visual import PuppetVisual
+        return PuppetVisual
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))
 
 
 __all__ = ['DEFAULT_DIMENSIONS', 'DEFAULT_JOINTS', 'fill_dimensions', 'fill_joints',
-           'make_skeleton', 'Puppet', 'PuppetVisual', 'VisualisationUnavailable']
+           'make_skeleton', 'Puppet', 'PuppetVisual']

@@ -40,8 +40,10 @@ def test_import_paths():
     assert trep.puppets is ros_vi.puppets
     assert trep.puppets.Puppet is Puppet
     assert issubclass(Puppet, trep.System)
-    with pytest.raises(trep.puppets.VisualisationUnavailable, match='visual'):
-        PuppetVisual(Puppet(), [0.0], [None])
+    # drawn by ros_vi.visual (test_trep_visual.py): a VisualItem3D of the puppet
+    assert issubclass(PuppetVisual, trep.visual.VisualItem3D)
+    with pytest.raises(ValueError, match=r'q must be \(n, 22\)'):
+        PuppetVisual(Puppet(), [0.0], [[0.0]])
 
 
 def test_default_puppet_structure():

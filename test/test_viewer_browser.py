@@ -73,20 +73,27 @@ def served():
 
 
 @pytest.fixture(scope='module')
-def page(served):
+def browser():
+    """One headless Chromium for the module (playwright's sync API runs one at a time)."""
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        pg = browser.new_page(viewport={'width': WIDTH, 'height': HEIGHT})
-        pg.requests, pg.errors = [], []
-        pg.on('request', lambda r: pg.requests.append(r.url))
-        pg.on('websocket', lambda ws: pg.requests.append(ws.url))
-        pg.on('console', lambda m: pg.errors.append(m.text) if m.type == 'error' else None)
-        pg.on('pageerror', lambda e: pg.errors.append(str(e)))
-        pg.goto(served)
-        pg.get_by_role('button', name='Pause').wait_for(timeout=60000)
-        time.sleep(3.0)                    # the scene arrives over the websocket
-        yield pg
-        browser.close()
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope='module')
+def page(served, browser):
+    pg = browser.new_page(viewport={'width': WIDTH, 'height': HEIGHT})
+    pg.requests, pg.errors = [], []
+    pg.on('request', lambda r: pg.requests.append(r.url))
+    pg.on('websocket', lambda ws: pg.requests.append(ws.url))
+    pg.on('console', lambda m: pg.errors.append(m.text) if m.type == 'error' else None)
+    pg.on('pageerror', lambda e: pg.errors.append(str(e)))
+    pg.goto(served)
+    pg.get_by_role('button', name='Pause').wait_for(timeout=60000)
+    time.sleep(3.0)                    # the scene arrives over the websocket
+    yield pg
+    pg.close()
 
 
 def _view(pg):
@@ -129,4 +136,52 @@ def test_no_console_error_and_no_request_leaves_the_machine(page, served):
     assert page.requests, 'no request recorded'
     assert all(u.split('/')[2] == served.split('/')[2] for u in page.requests), \
         sorted(set(page.requests))
+    assert page.errors == []
+
+
+# ------------------------------------------------- trep.visual: a puppet's trajectory
+@pytest.fixture(scope='module')
+def puppet_page(browser):
+    """A swinging marionette (PuppetVisual) served by visualize_3d without blocking, open in
+    headless Chromium: (page, the ItemsView)."""
+    import ros_vi as trep
+    from test_trep_visual import swinging_puppet
+    puppet, T, Q = swinging_puppet(steps=150, dt=0.02)       # 3 s of swinging
+    view = trep.visual.visualize_3d([trep.puppets.PuppetVisual(puppet, T, Q)], serve=True,
+                                    block=False, port=_free_port())
+    try:
+        pg = browser.new_page(viewport={'width': WIDTH, 'height': HEIGHT})
+        pg.errors = []
+        pg.on('pageerror', lambda e: pg.errors.append(str(e)))
+        pg.goto('http://127.0.0.1:%d' % view.server.get_port())
+        pg.get_by_role('button', name='Pause').wait_for(timeout=60000)
+        time.sleep(3.0)                    # the scene arrives over the websocket
+        yield pg, view
+        pg.close()
+    finally:
+        view.stop()
+
+
+def test_puppet_trajectory_plays_in_the_page(puppet_page):
+    page, view = puppet_page
+    a, ta = _view(page), view.t
+    time.sleep(0.5)
+    b, tb = _view(page), view.t
+    for img in (a, b):
+        assert img.std() > 10
+        assert _robot_pixels(img) > ROBOT_PIXELS          # the dark puppet is drawn
+    # the scene's bodies were posed at two different times, and the page shows it
+    assert ta != tb
+    assert np.any(np.abs(a - b) > 30, axis=2).sum() > 100, 'the puppet did not move'
+
+    page.get_by_role('button', name='Pause').click()
+    page.get_by_role('button', name='Play').wait_for(timeout=10000)
+    time.sleep(0.5)
+    t_paused, c = view.t, _view(page)
+    time.sleep(0.5)
+    d = _view(page)
+    assert view.t == t_paused and not view.playback.playing
+    assert np.abs(c - d).max() <= 8, 'the view changed while paused'
+    page.get_by_role('button', name='Play').click()
+    page.get_by_role('button', name='Pause').wait_for(timeout=10000)
     assert page.errors == []

@@ -350,6 +350,7 @@ class _LiveGui:
 # --------------------------------------------------------------------------- replay
 def _replay(args):
     from ..visual.playback import config_positions
+    from ..visual.viewer import Playback
     rec = read_recording(args.target)
     if args.model is not None:
         source = resolve_model(args.model)
@@ -366,45 +367,12 @@ def _replay(args):
     except ValueError as err:
         server.stop()
         raise CommandError('%s: %s' % (args.target, err)) from None
-    gui = server.gui
-    state = {'playing': True, 'wall': time.monotonic(), 't': t0}
-    play = gui.add_button('Pause')
-    speed = gui.add_slider('Speed', min=0.1, max=2.0, step=0.05, initial_value=1.0)
-    slider = gui.add_slider('Time [s]', min=t0, max=max(t1, t0 + 1e-6),
-                            step=max((t1 - t0) / 1000, 1e-6), initial_value=t0)
-    lock = threading.Lock()
-
-    def toggle(_):
-        with lock:
-            state['playing'] = not state['playing']
-            state['wall'] = time.monotonic()
-        play.label = 'Pause' if state['playing'] else 'Play'
-
-    def scrub(_):
-        with lock:
-            if not state['playing']:
-                state['t'] = float(slider.value)
-
-    play.on_click(toggle)
-    slider.on_update(scrub)
     period = 1.0 / args.rate
-    shown = [None]
+    playback = Playback(server, t0, t1, lambda t: view.set_positions(
+        config_positions(view.system, rec, [t])[0]))
 
     def step():
-        with lock:
-            now = time.monotonic()
-            if state['playing']:
-                t = state['t'] + speed.value * (now - state['wall'])
-                # loop back to the start at the end of the recording
-                state['t'] = t0 + (t - t0) % (t1 - t0) if t1 > t0 else t0
-            state['wall'] = now
-            t, playing = state['t'], state['playing']
-        if playing:
-            # outside the lock: viser calls scrub() from this assignment
-            slider.value = t
-        if t != shown[0]:
-            view.set_positions(config_positions(view.system, rec, [t])[0])
-            shown[0] = t
+        playback.step()
         time.sleep(period)
 
     print('replaying %s: %d samples, %.4g to %.4g s' % (args.target, len(rec), t0, t1))

@@ -18,8 +18,9 @@ from ..recording import atomic_write
 from ..urdf import import_urdf, link_geometry
 from .render import RobotScene, draw, fit_view
 
-__all__ = ['animate', 'render_frame', 'Animation', 'load_robot', 'joint_columns',
-           'config_positions', 'frame_times', 'link_pose_track', 'OUTPUT_TYPES', 'MAX_FRAMES']
+__all__ = ['animate', 'render_frame', 'write_animation', 'Animation', 'load_robot',
+           'joint_columns', 'config_positions', 'frame_times', 'link_pose_track',
+           'check_size', 'OUTPUT_TYPES', 'MAX_FRAMES']
 
 OUTPUT_TYPES = ('.gif', '.mp4')
 #: frames of one animation (20 minutes at 25 fps)
@@ -182,7 +183,9 @@ def _write_mp4(path, frames, fps, size):
         writer.close()
 
 
-def _check_size(size, suffix=None):
+def check_size(size, suffix=None):
+    """``(width, height)`` [px] of ``size``; ValueError naming it when it is not 16 to 8192
+    pixels each (even for an MP4, ``suffix`` '.mp4')."""
     try:
         w, h = (int(x) for x in size)
     except (TypeError, ValueError):
@@ -228,7 +231,7 @@ def animate(recording, path, urdf=None, base_dir=None, fps=25.0, speed=1.0,
     if suffix not in OUTPUT_TYPES:
         raise ValueError('output %r: unknown file type %r (use %s)'
                          % (path, suffix, ' or '.join(OUTPUT_TYPES)))
-    size = _check_size(size, suffix)
+    size = check_size(size, suffix)
     text = urdf if urdf is not None else recording.robot_description
     if not text:
         raise ValueError('the recording has no robot description (a CSV recording keeps '
@@ -238,14 +241,24 @@ def animate(recording, path, urdf=None, base_dir=None, fps=25.0, speed=1.0,
     positions = config_positions(system, recording, times)
     track = link_pose_track(system, scene, positions)
     view = fit_view(scene, track, size, azimuth, elevation, distance, target, frames=frames)
+    return write_animation(path, scene, times, track, view, fps, speed, supersample)
+
+
+def write_animation(path, scene, times, track, view, fps, speed=1.0, supersample=2):
+    """Draw ``scene`` at each pose array of ``track`` (nframes, nlinks, 4, 4) seen from
+    ``view``, labelled with its time ``times`` (nframes,) [s], into ``path`` (``.gif`` or
+    ``.mp4``, by its suffix; written atomically) at ``fps`` frames per second (``speed``:
+    recording seconds per second, for the label's decimals).  Returns an
+    :class:`Animation`."""
     dec = _decimals(speed / fps)
+    size = view.size
 
     def pictures():
         for t, poses in zip(times, track):
             yield draw(scene, poses, view, label='t = %.*f s' % (dec, t),
                        supersample=supersample)
 
-    if suffix == '.gif':
+    if os.path.splitext(path)[1].lower() == '.gif':
         atomic_write(path, lambda tmp: _write_gif(tmp, pictures(), fps, len(times)))
     else:
         atomic_write(path, lambda tmp: _write_mp4(tmp, pictures(), fps, size))
@@ -269,7 +282,7 @@ def render_frame(source, path=None, t=None, positions=None, urdf=None, base_dir=
     still is a frame of the animation), or to the one pose of a URDF (see :func:`animate`
     for the other arguments).
     """
-    size = _check_size(size)
+    size = check_size(size)
     if isinstance(source, (str, bytes)):
         system, scene = load_robot(source, base_dir)
         q = np.zeros(system.nQ)

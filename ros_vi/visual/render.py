@@ -75,12 +75,42 @@ class RobotScene:
         drawable = {s.link for s in shapes
                     if s.triangles() is not None and len(s.triangles()[1])}
         skeleton = _skeleton(self.links, parent, offset, drawable, shapes)
+        self._gather([s for s in shapes if s.link in drawable], skeleton)
+        # the root link needs no axes of its own: the world axes are drawn
+        self.bare_links = [index[l] for l in self.links if l not in drawable and l in parent]
+        self.knuckle = max([s.radius for s in skeleton if s.type == 'sphere'], default=0.0)
+
+    @classmethod
+    def of_bodies(cls, bodies, shapes):
+        """A scene of rigid bodies that are not a URDF's links (``trep.visual``'s items
+        draw a System's frames): ``bodies`` names them (the order of pose arrays),
+        ``shapes`` (their ``link`` a body name) is all that is drawn, with no skeleton and
+        no axes.  A body's pose may scale its frame (a string stretched between two
+        points: a unit cylinder scaled along z)."""
+        scene = cls.__new__(cls)
+        scene.links = list(bodies)
+        unknown = sorted({s.link for s in shapes} - set(scene.links))
+        if unknown:
+            raise ValueError('shapes of bodies the scene has not: %s' % ', '.join(unknown))
+        scene.parent = {}
+        scene._gather(shapes, [])
+        scene.bare_links = []
+        scene.knuckle = 0.0
+        return scene
+
+    def _gather(self, shapes, skeleton):
+        """The triangles of ``shapes`` (drawn) and of the ``skeleton`` stand-ins, stacked
+        (the arrays of the class doc) with each link's bounding points."""
+        index = {name: i for i, name in enumerate(self.links)}
         verts, faces, colors, cull, owner = [], [], [], [], []
+        drawn = set()
         count = 0
-        for s in [s for s in shapes if s.link in drawable] + skeleton:
+        for s in list(shapes) + skeleton:
             tri = s.triangles(12 if s.kind == 'skeleton' else SEGMENTS)
             if tri is None or not len(tri[1]):
                 continue
+            if s.kind != 'skeleton':
+                drawn.add(s.link)
             v, f = tri
             verts.append(v)
             faces.append(f + count)
@@ -95,11 +125,8 @@ class RobotScene:
         self.vertex_link = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
         self.face_rgb = np.vstack(colors) if colors else np.zeros((0, 3))
         self.face_cull = np.concatenate(cull) if cull else np.zeros(0, dtype=bool)
-        self.drawn_links = [l for l in self.links if l in drawable]
+        self.drawn_links = [l for l in self.links if l in drawn]
         self.skeleton = skeleton
-        # the root link needs no axes of its own: the world axes are drawn
-        self.bare_links = [index[l] for l in self.links if l not in drawable and l in parent]
-        self.knuckle = max([s.radius for s in skeleton if s.type == 'sphere'], default=0.0)
         # points whose world positions bound the robot in any pose: each link's box of
         # vertices (8 corners) and its origin
         bound = [np.zeros((1, 3))] * len(self.links)

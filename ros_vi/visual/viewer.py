@@ -14,6 +14,7 @@
 World z is up; lengths are in metres, angles in radians.
 """
 import socket
+import threading
 import time
 
 import numpy as np
@@ -22,8 +23,8 @@ from ..conventions import rotations_to_quaternions
 from ..errors import name_list
 from .playback import link_pose_track, load_robot
 
-__all__ = ['serve', 'RobotView', 'robot_view', 'LiveView', 'fit_camera', 'ViewerError',
-           'DEFAULT_PORT']
+__all__ = ['serve', 'add_link_meshes', 'RobotView', 'robot_view', 'LiveView', 'Playback', 'fit_camera',
+           'ViewerError', 'DEFAULT_PORT']
 
 DEFAULT_PORT = 8080
 GRID_SIZE = 4.0         # [m] side of the ground grid
@@ -82,6 +83,25 @@ def serve(port=DEFAULT_PORT, host='127.0.0.1', gravity=(0.0, 0.0, -1.0)):
     return server
 
 
+def add_link_meshes(server, scene, link, path):
+    """Add the triangles of link (or body) index ``link`` of a :class:`~.render.RobotScene`
+    under the scene node ``path``, in its frame: one mesh per colour (viser colours a mesh
+    as a whole), ``path/visual_<k>``.  Returns their handles."""
+    face_link = scene.vertex_link[scene.faces[:, 0]] if len(scene.faces) else \
+        np.zeros(0, dtype=int)
+    mine = np.flatnonzero(face_link == link)
+    colours = scene.face_rgb[mine]
+    handles = []
+    for k, rgb in enumerate(np.unique(colours, axis=0)):
+        faces = scene.faces[mine[np.all(colours == rgb, axis=1)]]
+        used, local = np.unique(faces, return_inverse=True)
+        handles.append(server.scene.add_mesh_simple(
+            '%s/visual_%d' % (path, k), scene.vertices[used],
+            local.reshape(faces.shape).astype(np.uint32),
+            color=tuple(int(round(255 * c)) for c in rgb), side='double'))
+    return handles
+
+
 class RobotView:
     """A robot drawn in a viser scene, posed by joint positions.
 
@@ -120,26 +140,16 @@ class RobotView:
         self._index = {n: i for i, n in enumerate(self.joint_names)}
         self.nodes = {}
         self._meshes = []
-        scene = self.scene
-        face_link = scene.vertex_link[scene.faces[:, 0]] if len(scene.faces) else \
-            np.zeros(0, dtype=int)
-        size = float(np.ptp(scene.vertices, axis=0).max()) if len(scene.vertices) else 0.5
+        size = float(np.ptp(self.scene.vertices, axis=0).max()) \
+            if len(self.scene.vertices) else 0.5
         axes = max(0.05, 0.15 * size)
         for i, link in enumerate(self.links):
             node = server.scene.add_frame(
                 '%s/%s' % (self.name, link), show_axes=frames or link in bare,
                 axes_length=axes, axes_radius=axes / 30)
             self.nodes[link] = node
-            mine = np.flatnonzero(face_link == i)
-            # one mesh per colour: viser colours a mesh as a whole
-            colours = scene.face_rgb[mine]
-            for k, rgb in enumerate(np.unique(colours, axis=0)):
-                faces = scene.faces[mine[np.all(colours == rgb, axis=1)]]
-                used, local = np.unique(faces, return_inverse=True)
-                self._meshes.append(server.scene.add_mesh_simple(
-                    '%s/%s/visual_%d' % (self.name, link, k), scene.vertices[used],
-                    local.reshape(faces.shape).astype(np.uint32),
-                    color=tuple(int(round(255 * c)) for c in rgb), side='double'))
+            self._meshes += add_link_meshes(server, self.scene, i,
+                                            '%s/%s' % (self.name, link))
         self.positions = np.asarray(self.system.q, float).copy()
         self.poses = None
         self.set_positions(self.positions)
@@ -266,3 +276,66 @@ class LiveView:
 
     def stop(self):
         self.server.stop()
+
+
+class Playback:
+    """A recorded motion played in a page: *Pause / Play*, *Speed* (0.1 to 2) and a *Time*
+    slider (scrub while paused) in the GUI panel of ``server``; playing loops from ``t1``
+    [s] back to ``t0`` [s].  Call :meth:`step` from one thread at the page's redraw rate:
+    it advances the time by the wall time since the last call times the speed and calls
+    ``show(t)`` when the time shown changes.  ``playing``: start playing (True) or paused.
+    """
+
+    def __init__(self, server, t0, t1, show, playing=True):
+        gui = server.gui
+        self.t0, self.t1 = float(t0), float(t1)
+        self._show = show
+        self._lock = threading.Lock()
+        self._state = {'playing': bool(playing), 'wall': time.monotonic(), 't': self.t0}
+        self._shown = None
+        self.play_button = gui.add_button('Pause' if playing else 'Play')
+        self.speed = gui.add_slider('Speed', min=0.1, max=2.0, step=0.05, initial_value=1.0)
+        self.slider = gui.add_slider('Time [s]', min=self.t0, max=max(self.t1, self.t0 + 1e-6),
+                                     step=max((self.t1 - self.t0) / 1000, 1e-6),
+                                     initial_value=self.t0)
+        self.play_button.on_click(self._toggle)
+        self.slider.on_update(self._scrub)
+
+    @property
+    def playing(self):
+        return self._state['playing']
+
+    @property
+    def t(self):
+        """The time [s] shown last."""
+        return self._state['t']
+
+    def _toggle(self, _):
+        with self._lock:
+            self._state['playing'] = not self._state['playing']
+            self._state['wall'] = time.monotonic()
+        self.play_button.label = 'Pause' if self._state['playing'] else 'Play'
+
+    def _scrub(self, _):
+        with self._lock:
+            if not self._state['playing']:
+                self._state['t'] = float(self.slider.value)
+
+    def step(self):
+        """Advance (when playing) and draw the time reached; returns it [s]."""
+        state, t0, t1 = self._state, self.t0, self.t1
+        with self._lock:
+            now = time.monotonic()
+            if state['playing']:
+                t = state['t'] + self.speed.value * (now - state['wall'])
+                # loop back to the start at the end of the recording
+                state['t'] = t0 + (t - t0) % (t1 - t0) if t1 > t0 else t0
+            state['wall'] = now
+            t, playing = state['t'], state['playing']
+        if playing:
+            # outside the lock: viser calls _scrub() from this assignment
+            self.slider.value = t
+        if t != self._shown:
+            self._show(t)
+            self._shown = t
+        return t
