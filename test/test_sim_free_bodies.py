@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import floating_case as case
+from ros_vi.conventions import pose_to_matrix
+from ros_vi.recording import check_recording, load_recording, open_writer
 from ros_vi.simulation import OptionError, Simulation, setup_robot
 
 
@@ -152,3 +154,73 @@ def test_a_fixed_robot_state_is_unchanged():
     assert sim.joint_names == case.JOINTS and state.bodies == []
     assert state.q is state.positions
     assert sim.floating_base is None
+
+
+def recorded_run(path, ticks=30):
+    """A tumbling, falling run of the floating robot written to ``path`` (.npz, .csv or
+    .mcap); returns the published states."""
+    _, sim = floating()
+    states = [sim.state()]
+    with open_writer(path, case.URDF) as writer:
+        writer.append(states[0], sim.link_transforms(), sim.static_transforms())
+        for _ in range(ticks):
+            sim.tick()
+            states.append(sim.state())
+            writer.append(states[-1], sim.link_transforms())
+    return states
+
+
+@pytest.mark.parametrize('suffix', ['.npz', '.csv'])
+def test_recordings_keep_the_base_pose(tmp_path, suffix):
+    states = recorded_run(tmp_path / ('run' + suffix))
+    rec = load_recording(tmp_path / ('run' + suffix))
+    assert rec.joint_names == case.JOINTS and rec.bodies == [case.BASE]
+    assert rec.body_pose.shape == (len(states), 1, 7)
+    for k, state in enumerate(states):
+        x = rec.body_pose[k, 0]
+        np.testing.assert_allclose(pose_to_matrix(x[:3], x[3:]), state.bodies[0].pose,
+                                   atol=1e-14)
+        np.testing.assert_allclose(rec.position[k], state.positions, atol=0)
+    if suffix == '.csv':
+        header = (tmp_path / 'run.csv').read_text().splitlines()[0].split(',')
+        assert header[-8:] == ['base.x', 'base.y', 'base.z', 'base.qx', 'base.qy', 'base.qz',
+                               'base.qw', 'energy']
+
+
+def test_a_recording_with_a_bad_body_pose_is_refused(tmp_path):
+    recorded_run(tmp_path / 'run.npz', ticks=3)
+    rec = load_recording(tmp_path / 'run.npz')
+    rec.body_pose[2, 0, 4] = np.inf
+    assert check_recording(rec) == "body_pose of body 'base' is inf (qy) at t = 0.02 s"
+    rec.body_pose = rec.body_pose[:, :, :6]
+    assert 'body_pose is float64 of shape (4, 1, 6), expected numbers of shape (4, 1, 7)' \
+        in check_recording(rec)
+
+
+def test_animations_draw_the_robot_at_its_base_pose(tmp_path):
+    """The animation's link poses are the recorded base pose times the fixed-base
+    kinematics (at the samples exactly; between them interpolated)."""
+    from ros_vi.visual.playback import (base_poses, config_positions, link_pose_track,
+                                        load_robot, render_frame)
+    states = recorded_run(tmp_path / 'run.npz', ticks=10)
+    rec = load_recording(tmp_path / 'run.npz')
+    system, scene = load_robot(rec.robot_description)
+    base = base_poses(system, rec, rec.t)
+    for k, state in enumerate(states):
+        np.testing.assert_allclose(base[k], state.bodies[0].pose, atol=1e-14)
+    mid = base_poses(system, rec, [0.5 * (rec.t[3] + rec.t[4])])[0]
+    np.testing.assert_allclose(mid[:3, 3], 0.5 * (base[3][:3, 3] + base[4][:3, 3]),
+                               atol=1e-15)
+    np.testing.assert_allclose(mid[:3, :3].T @ mid[:3, :3], np.eye(3), atol=1e-14)
+    # the links where the simulation had them
+    track = link_pose_track(system, scene, config_positions(system, rec, rec.t))
+    _, sim = floating()
+    for k in (0, 10):
+        with sim.system.evaluate_at(sim.output_data()):
+            world = sim.system.urdf.link_poses()
+        for i, link in enumerate(scene.links):
+            np.testing.assert_allclose(base[k] @ track[k, i], world[link], atol=1e-12)
+        for _ in range(10):
+            sim.tick()
+    img = render_frame(rec, t=rec.t[-1], size=(64, 48), supersample=1)
+    assert img.size == (64, 48)
