@@ -8,7 +8,7 @@ import pytest
 
 import floating_case as case
 from ros_vi.conventions import pose_to_matrix
-from ros_vi.recording import check_recording, load_recording, open_writer
+from ros_vi.recording import check_recording, load_recording, open_writer, save_recording
 from ros_vi.simulation import OptionError, Simulation, setup_robot
 
 
@@ -170,9 +170,14 @@ def recorded_run(path, ticks=30):
     return states
 
 
-@pytest.mark.parametrize('suffix', ['.npz', '.csv'])
+@pytest.mark.parametrize('suffix', ['.npz', '.csv', '.mcap', '.npz.mcap'])
 def test_recordings_keep_the_base_pose(tmp_path, suffix):
-    states = recorded_run(tmp_path / ('run' + suffix))
+    """npz and csv keep the base pose in columns, an MCAP on /tf (read back from there);
+    '.npz.mcap': an npz converted to MCAP."""
+    states = recorded_run(tmp_path / ('run.npz' if suffix == '.npz.mcap' else 'run' + suffix))
+    if suffix == '.npz.mcap':
+        save_recording(load_recording(tmp_path / 'run.npz'), tmp_path / 'run.mcap')
+        suffix = '.mcap'
     rec = load_recording(tmp_path / ('run' + suffix))
     assert rec.joint_names == case.JOINTS and rec.bodies == [case.BASE]
     assert rec.body_pose.shape == (len(states), 1, 7)
@@ -181,8 +186,11 @@ def test_recordings_keep_the_base_pose(tmp_path, suffix):
         np.testing.assert_allclose(pose_to_matrix(x[:3], x[3:]), state.bodies[0].pose,
                                    atol=1e-14)
         np.testing.assert_allclose(rec.position[k], state.positions, atol=0)
+    if suffix == '.mcap':
+        assert rec.metadata['free_bodies'] == {case.BASE: 'World'}
     if suffix == '.csv':
-        header = (tmp_path / 'run.csv').read_text().splitlines()[0].split(',')
+        header = [line for line in (tmp_path / 'run.csv').read_text().splitlines()
+                  if not line.startswith('#')][0].split(',')
         assert header[-8:] == ['base.x', 'base.y', 'base.z', 'base.qx', 'base.qy', 'base.qz',
                                'base.qw', 'energy']
 

@@ -36,7 +36,8 @@ class Recording:
     metadata: ``{str: str | float | int}`` (model, dt, gravity, controller, status, ...);
     bodies (nb,): the free bodies (a floating base: its link), body_pose (N, nb, 7) their
     poses ``x, y, z`` [m], ``qx, qy, qz, qw`` in their free joint's parent frame
-    (:data:`POSE_FIELDS`; none: shape (N, 0, 7)).
+    (:data:`POSE_FIELDS`; none: shape (N, 0, 7)); a writer names that frame in
+    ``metadata['free_bodies']`` ({body: parent frame}).
     """
     t: np.ndarray
     joint_names: list
@@ -108,6 +109,9 @@ class RecordingWriter:
         bodies = [b.name for b in state.bodies]
         if self._bodies is None:
             self._bodies = bodies
+            if bodies:
+                self.metadata.setdefault('free_bodies',
+                                         {b.name: b.parent for b in state.bodies})
         elif bodies != self._bodies:
             raise ValueError('free bodies changed during the recording: %s, then %s'
                              % (self._bodies, bodies))

@@ -16,6 +16,7 @@ from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
 import floating_case as case
+from ros_vi.recording import load_recording
 from ros_vi.ros.conversions import pose_to_matrix, stamp_to_ns, transform_to_matrix
 from ros_vi.ros.simulator_node import ParameterError, SimulatorNode
 from ros_vi.simulation import Simulation, setup_robot
@@ -148,6 +149,14 @@ def test_the_recording_has_the_base_on_tf(sim):
             np.testing.assert_array_equal(transform_to_matrix(got.transform), pose_to_matrix(
                 (t.x, t.y, t.z), (r.x, r.y, r.z, r.w)))
     assert all(m.transforms[0].child_frame_id == 'base' for m in recorded.values())
+    # read back: the base pose from /tf, its frame from the metadata
+    rec = load_recording(sim.bag)
+    assert rec.joint_names == case.JOINTS and rec.bodies == ['base']
+    assert rec.metadata['free_bodies'] == {'base': 'odom'}
+    for k, ns in enumerate(np.round(rec.t * 1e9).astype(int)):
+        x = rec.body_pose[k, 0]
+        np.testing.assert_array_equal(pose_to_matrix(x[:3], x[3:]), transform_to_matrix(
+            recorded[ns].transforms[0].transform))
 
 
 @pytest.mark.parametrize('overrides, match', [
