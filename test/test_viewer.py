@@ -133,6 +133,21 @@ def test_a_floating_robot_is_drawn_at_its_base_pose(server):
         view.remove()
 
 
+def test_a_floating_recording_replays(tmp_path, capsys):
+    """``ros-vi view`` of a recording with a floating base (drawn at its recorded pose)."""
+    import floating_case as case
+    from ros_vi.simulation import setup_robot
+    sim = Simulation.from_setup(setup_robot(case.URDF, floating_base=True,
+                                            initial_base_twist=case.TWIST), 0.01)
+    path = tmp_path / 'tumble.npz'
+    with open_writer(str(path), case.URDF, {}) as writer:
+        for _ in range(20):
+            writer.append(sim.state())
+            sim.tick()
+    assert main(['view', str(path), '--port', str(free_port()), '--duration', '0.3']) == 0
+    assert 'replaying' in capsys.readouterr().out
+
+
 def test_mimic_joints_follow_their_leader(server):
     text = mimic_robot()
     view = RobotView(server, text, name='mimic')

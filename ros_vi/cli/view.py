@@ -349,7 +349,7 @@ class _LiveGui:
 
 # --------------------------------------------------------------------------- replay
 def _replay(args):
-    from ..visual.playback import config_positions
+    from ..visual.playback import base_poses, config_positions
     rec = read_recording(args.target)
     if args.model is not None:
         source = resolve_model(args.model)
@@ -403,7 +403,9 @@ def _replay(args):
             # outside the lock: viser calls scrub() from this assignment
             slider.value = t
         if t != shown[0]:
-            view.set_positions(config_positions(view.system, rec, [t])[0])
+            base = base_poses(view.system, rec, [t])      # a floating base's, or None
+            view.set_positions(config_positions(view.system, rec, [t])[0],
+                               None if base is None else base[0])
             shown[0] = t
         time.sleep(period)
 

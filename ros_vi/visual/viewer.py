@@ -167,10 +167,11 @@ class RobotView:
                 node.position = g[:3, 3].copy()
         self.positions, self.poses = q.copy(), poses
 
-    def set_joint_positions(self, names, values):
+    def set_joint_positions(self, names, values, base_pose=None):
         """Set the joints ``names`` to ``values`` [rad or m] (a JointState's name/position)
-        and redraw; joints not named keep their position, mimic joints and names the robot
-        does not have are ignored (they follow their leaders, or are another robot's)."""
+        and redraw (the root link at ``base_pose``, as :meth:`set_positions`); joints not
+        named keep their position, mimic joints and names the robot does not have are
+        ignored (they follow their leaders, or are another robot's)."""
         names, values = list(names), np.asarray(values, dtype=float).reshape(-1)
         if len(names) != len(values):
             raise ValueError('set_joint_positions: %d names but %d values'
@@ -180,7 +181,7 @@ class RobotView:
             i = self._index.get(n)
             if i is not None:
                 q[i] = x
-        self.set_positions(q)
+        self.set_positions(q, base_pose)
 
     def remove(self):
         """Take the robot out of the scene."""
