@@ -33,11 +33,16 @@ def test_free_configs_are_no_joints():
     assert state.q.shape == (8,)
     assert [b.name for b in state.bodies] == [case.BASE]
     assert sim.floating_base.body.name == case.BASE
-    # no joint option names them
-    with pytest.raises(OptionError, match="initial_joints.*'root_joint_z' is a coordinate "
-                                          "of a free joint"):
-        setup_robot(case.URDF, floating_base=True, initial_joints=['root_joint_z'],
-                    initial_positions=[1.0])
+    # no joint option names them but the initial state's (as a world file's twists do)
+    with pytest.raises(OptionError, match="command_interfaces.*'root_joint_z' is a "
+                                          "coordinate of a free joint"):
+        setup_robot(case.URDF, floating_base=True,
+                    command_interfaces={'root_joint_z': ['effort']})
+    setup = setup_robot(case.URDF, floating_base=True, initial_joints=['root_joint_z'],
+                        initial_positions=[1.0], initial_velocities=[-2.0])
+    base = Simulation.from_setup(setup, 0.01).state().bodies[0]
+    np.testing.assert_allclose(base.pose[:3, 3], (0, 0, 1.0))
+    np.testing.assert_allclose(base.linear, (0, 0, -2.0), atol=1e-12)
     with pytest.raises(OptionError, match="trajectory_joints.*'root_joint_x'"):
         setup_robot(case.URDF, floating_base=True, trajectory_joints=['root_joint_x'])
     with pytest.raises(ValueError, match="unknown joint name 'root_joint_rx'|not actuated"):

@@ -139,9 +139,11 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
     ``odom`` frame of the node) with ``initial_base_twist`` (``vx, vy, vz, wx, wy, wz`` [m/s,
     rad/s] in the base's own axes); both need ``floating_base``.  Joint names below are
     config names (``prefix + URDF name``); a free joint's configs are not joints (they are
-    its body's pose), so no option names them:
+    its body's pose): they are in no default list, and only ``initial_joints`` may name
+    them (its chart coordinates: the origin [m] in the parent frame and angles [rad] from
+    the initial attitude, and their rates; what a world file's twists set):
 
-    * ``initial_joints`` (names, default every config) with ``initial_positions`` /
+    * ``initial_joints`` (names, default every joint) with ``initial_positions`` /
       ``initial_velocities`` (one value per name, or empty); where empty, the
       ``<ros2_control>`` block's ``initial_value`` of the joints it lists;
     * ``command_interfaces`` {joint: iterable of interface names} over the block or the
@@ -175,10 +177,7 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
     free = {c.name for j in system.free_joints for c in j.configs}
     names = [c.name for c in system.configs if c.name not in free]
     joints = list(initial_joints) or names
-    unknown = [j for j in initial_joints if j not in names]
-    if unknown and unknown[0] in free:
-        raise OptionError('initial_joints', '%r is a coordinate of a free joint, not a joint '
-                          '(give a floating base\'s pose as initial_base_pose)' % unknown[0])
+    unknown = [j for j in initial_joints if j not in names and j not in free]
     if unknown:
         raise OptionError('initial_joints', 'unknown joint%s %s (joints: %s)' % (
             's' if len(unknown) > 1 else '', ', '.join(unknown), ', '.join(names)))

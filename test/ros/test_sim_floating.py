@@ -166,9 +166,8 @@ def test_the_recording_has_the_base_on_tf(sim):
      'parameter initial_base_twist: expected 6 numbers \\(or none\\), got 2'),
     ({'floating_base': True, 'odom_frame': ' '},
      'parameter odom_frame: a frame name is needed with floating_base'),
-    ({'floating_base': True, 'initial_joints': ['root_joint_z'],
-      'initial_positions': [1.0]},
-     "parameter initial_joints: 'root_joint_z' is a coordinate of a free joint"),
+    ({'floating_base': True, 'command_interfaces': ['root_joint_z:effort']},
+     "parameter command_interfaces: 'root_joint_z' is a coordinate of a free joint"),
     ({'floating_base': True, 'drive_gains': ['root_joint_rx:1,1']},
      "parameter drive_gains: 'root_joint_rx' is a coordinate of a free joint"),
 ])
