@@ -21,16 +21,20 @@ def floating(pose=case.POSE, twist=case.TWIST, gravity=(0.0, 0.0, -case.G), **op
 def test_free_configs_are_no_joints():
     setup, sim = floating()
     assert [c.name for c in sim.system.configs] == case.FREE_CONFIGS + case.JOINTS
-    assert sim.joint_names == case.JOINTS
+    assert sim.joint_names == case.FREE_CONFIGS + case.JOINTS      # the configs
+    assert sim.joint_state_names == case.JOINTS
     assert sim.actuated_joint_names == case.JOINTS
     assert list(setup.interfaces) == case.JOINTS
     assert setup.trajectory_joints == case.JOINTS
     assert sim.command_joints == case.JOINTS
     assert sim.effort_limits.tolist() == [20.0, 20.0]
     state = sim.state()
-    assert state.joint_names == case.JOINTS
-    assert state.positions.shape == state.velocities.shape == state.efforts.shape == (2,)
-    assert state.q.shape == (8,)
+    assert state.positions.shape == state.velocities.shape == state.efforts.shape == (8,)
+    names, positions, velocities, efforts = state.joint_states()
+    assert names == case.JOINTS
+    np.testing.assert_array_equal(positions, state.positions[6:])
+    np.testing.assert_array_equal(velocities, state.velocities[6:])
+    np.testing.assert_array_equal(efforts, state.efforts[6:])
     assert [b.name for b in state.bodies] == [case.BASE]
     assert sim.floating_base.body.name == case.BASE
     # no joint option names them but the initial state's (as a world file's twists do)
@@ -80,7 +84,7 @@ def test_initial_pose_and_twist_are_published_back():
     # the momentum was made from the twist through the mass matrix: M^-1 p gives it back
     np.testing.assert_allclose(base.linear, case.TWIST[:3], atol=1e-12)
     np.testing.assert_allclose(base.angular, case.TWIST[3:], atol=1e-12)
-    np.testing.assert_allclose(sim.state().velocities, 0.0, atol=1e-12)
+    np.testing.assert_allclose(sim.state().joint_states()[2], 0.0, atol=1e-12)
 
 
 def test_the_centre_of_mass_falls_as_the_closed_form():
@@ -153,11 +157,12 @@ def test_link_transforms_of_a_floating_robot():
 
 
 def test_a_fixed_robot_state_is_unchanged():
-    """Without free joints the joints are every config and q is the positions."""
-    sim = Simulation.from_urdf(case.URDF, rate=100.0)
+    """Without free joints the joints are every config, published as they are."""
+    sim = Simulation.from_urdf(case.URDF, rate=100.0, initial_positions=list(case.HIPS))
     state = sim.state()
-    assert sim.joint_names == case.JOINTS and state.bodies == []
-    assert state.q is state.positions
+    assert sim.joint_names == sim.joint_state_names == case.JOINTS and state.bodies == []
+    names, positions, _, _ = state.joint_states()
+    assert names == case.JOINTS and positions is state.positions
     assert sim.floating_base is None
 
 
@@ -190,7 +195,7 @@ def test_recordings_keep_the_base_pose(tmp_path, suffix):
         x = rec.body_pose[k, 0]
         np.testing.assert_allclose(pose_to_matrix(x[:3], x[3:]), state.bodies[0].pose,
                                    atol=1e-14)
-        np.testing.assert_allclose(rec.position[k], state.positions, atol=0)
+        np.testing.assert_allclose(rec.position[k], state.joint_states()[1], atol=0)
     if suffix == '.mcap':
         assert rec.metadata['free_bodies'] == {case.BASE: 'World'}
     if suffix == '.csv':

@@ -444,7 +444,7 @@ class _RecordedRobot:
                              'recording does not have (it has %s)'
                              % (', '.join(missing), ', '.join(rec.joint_names)))
         self.sim = Simulation.from_urdf(rec.robot_description, prefix=prefix or None)
-        self.columns = [rec.joint_names.index(n) for n in self.sim.joint_names]
+        self.columns = [rec.joint_names.index(n) for n in self.sim.joint_state_names]
 
     def transforms(self, position_row):
         return self.sim.link_transforms_at(np.asarray(position_row)[self.columns])

@@ -68,14 +68,10 @@ class Recording:
 
 def state_sample(state):
     """(t, names, position, velocity, effort, energy) of a :class:`ros_vi.simulation.SimState`
-    in ``joint_states`` order: the configs, then the mimic joints (effort 0)."""
-    names = list(state.joint_names) + list(state.mimic_names)
-    m = len(state.mimic_names)
-    return (float(state.t), names,
-            np.concatenate([state.positions, state.mimic_positions]),
-            np.concatenate([state.velocities, state.mimic_velocities]),
-            np.concatenate([state.efforts, np.zeros(m)]),
-            float(state.energy))
+    in ``joint_states`` order (:meth:`~ros_vi.simulation.SimState.joint_states`: the joints,
+    free joints' configs left out, then the mimic joints with effort 0)."""
+    names, position, velocity, effort = state.joint_states()
+    return float(state.t), names, position, velocity, effort, float(state.energy)
 
 
 class RecordingWriter:

@@ -115,14 +115,13 @@ def joint_state_msg(state, stamp):
     """``sensor_msgs/JointState`` from a :class:`ros_vi.simulation.SimState`."""
     msg = JointState()
     msg.header.stamp = stamp
-    msg.name = list(state.joint_names) + list(state.mimic_names)
+    # the joints (no free joint's configs), then the mimic joints with effort 0
+    names, position, velocity, effort = state.joint_states()
+    msg.name = names
     # ndarray.tolist gives Python floats in one call (a message field takes no numpy scalars)
-    msg.position = np.asarray(state.positions, dtype=float).tolist() + \
-        np.asarray(state.mimic_positions, dtype=float).tolist()
-    msg.velocity = np.asarray(state.velocities, dtype=float).tolist() + \
-        np.asarray(state.mimic_velocities, dtype=float).tolist()
-    # mimic joints carry no actuator: effort 0
-    msg.effort = np.asarray(state.efforts, dtype=float).tolist() + [0.0] * len(state.mimic_names)
+    msg.position = np.asarray(position, dtype=float).tolist()
+    msg.velocity = np.asarray(velocity, dtype=float).tolist()
+    msg.effort = np.asarray(effort, dtype=float).tolist()
     return msg
 
 

@@ -170,8 +170,8 @@ class SimulatorNode(Node):
         self.get_logger().info(
             'simulating %r: %d joints (%s), rate %g Hz x %d substeps, real_time_factor %g, '
             'publish_rate %g Hz, clock %s%s%s' % (
-                self.sim.robot.name if self.sim.robot else 'system', len(self.sim.joint_names),
-                ', '.join(self.sim.joint_names), cfg.rate, cfg.substeps, cfg.real_time_factor,
+                self.sim.robot.name if self.sim.robot else 'system',
+                len(self.sim.joint_state_names), ', '.join(self.sim.joint_state_names), cfg.rate, cfg.substeps, cfg.real_time_factor,
                 cfg.publish_rate, '%g Hz' % cfg.clock_rate if cfg.publish_clock else 'off',
                 ', lockstep' if cfg.lockstep else '', ', paused' if cfg.start_paused else ''))
         self.loop.start()
@@ -311,14 +311,14 @@ class SimulatorNode(Node):
         if self.recorder is not None:
             self.recorder.record(state, transforms)
         if self.view is not None:
-            self.view.draw(state.positions, None if self._base_index is None
+            self.view.draw(state.joint_states(mimic=False)[1], None if self._base_index is None
                            else state.bodies[self._base_index].pose)
         self.loop.state_published(ns)
 
     def _publish_distances(self, state, stamp):
         """~/distances and ~/closest_points at the published positions."""
         detector = self.distances
-        result = detector.query(state.q)
+        result = detector.query(state.positions)
         names = detector.pair_names
         self._pub_distances.publish(conv.distances_msg(names, result.distances))
         self._pub_closest.publish(conv.distance_markers(result, names, detector.obstacles,

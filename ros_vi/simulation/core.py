@@ -15,10 +15,11 @@ efforts applied over the last tick, link transforms for tf, energy and solver it
 Nothing here imports rclpy; the ROS layer (``ros_vi/ros/``) converts to messages.
 
 Units: SI, angles in radians; times in seconds of simulation time.  "Joints" are the
-system's configs (for a URDF: the moving joints, named ``prefix + joint``) in config order,
-except the six configs of each free joint (a floating base, a loose object): those are chart
-coordinates, published as the body's pose and twist (:attr:`SimState.bodies`,
-:mod:`ros_vi.simulation.bodies`), never as joints.
+system's configs (for a URDF: the moving joints, named ``prefix + joint``) in config order;
+the six configs of each free joint (a floating base, a loose object) are among them, but
+they are chart coordinates, not joints: ``joint_states`` leaves them out
+(:meth:`SimState.joint_states`, :attr:`Simulation.joint_state_names`) and publishes the
+body's pose and twist instead (:attr:`SimState.bodies`, :mod:`ros_vi.simulation.bodies`).
 
 Example
 -------
@@ -74,10 +75,11 @@ class SimState:
     mimic_names (m,), mimic_positions (m,), mimic_velocities (m,): the joints that follow a
     config (mimic frames, e.g. URDF ``<mimic>`` joints): not configs, but published in
     joint states (with effort 0: they carry no actuator).
-    q (nQ,): the whole configuration in config order (free joints' chart coordinates
-    included: valid with the System's current reference attitudes), what the kinematics
-    of the simulated System take.  bodies: [:class:`FreeBodyState`] of the free joints
-    (pose in the joint's parent frame, twist in body axes), creation order.
+    Free joints' configs are among the configs (chart coordinates: valid with the System's
+    current reference attitudes); bodies: [:class:`FreeBodyState`] of the free joints (pose
+    in the joint's parent frame, twist in body axes), creation order; joint_columns: the
+    indices of the configs that are joints (None: all of them), what
+    :meth:`joint_states` publishes.
     """
     t: float
     joint_names: list
@@ -92,8 +94,8 @@ class SimState:
     mimic_names: list = field(default_factory=list)
     mimic_positions: np.ndarray = field(default_factory=lambda: np.zeros(0))
     mimic_velocities: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    q: np.ndarray = None
     bodies: list = field(default_factory=list)
+    joint_columns: np.ndarray = None
 
     @property
     def energy(self):
@@ -101,6 +103,21 @@ class SimState:
         if callable(self._energy):
             self._energy = float(self._energy())
         return self._energy
+
+    def joint_states(self, mimic=True):
+        """``(names, positions, velocities, efforts)`` as ``joint_states`` carries them: the
+        joints in config order (free joints' configs left out: their bodies' poses are in
+        :attr:`bodies`), then (``mimic``) the mimic joints with effort 0."""
+        cols = self.joint_columns
+        names = list(self.joint_names) if cols is None else [self.joint_names[i] for i in cols]
+        arrays = [self.positions, self.velocities, self.efforts]
+        if cols is not None:
+            arrays = [a[cols] for a in arrays]
+        if mimic and self.mimic_names:
+            names += list(self.mimic_names)
+            arrays = [np.concatenate([a, m]) for a, m in zip(arrays, (
+                self.mimic_positions, self.mimic_velocities, np.zeros(len(self.mimic_names))))]
+        return (names, *arrays)
 
 
 def _finite_vector(values, n, what):
@@ -217,13 +234,14 @@ class Simulation:
         drive_damping_ratio = _check_positive(drive_damping_ratio, 'drive_damping_ratio',
                                               True)
         self.robot = getattr(system, 'urdf', None)
-        self.config_names = [c.name for c in system.configs]
+        self.joint_names = [c.name for c in system.configs]
         # a free joint's configs are chart coordinates: published as its body's pose and
         # twist, not as joints
         self.bodies = FreeBodies(system)
-        self._joint_columns = np.setdiff1d(np.arange(system.nQ), self.bodies.config_columns)
-        self._all_joints = len(self.bodies) == 0
-        self.joint_names = [self.config_names[i] for i in self._joint_columns]
+        self._joint_columns = (np.setdiff1d(np.arange(system.nQ), self.bodies.config_columns)
+                               if len(self.bodies) else None)
+        self.joint_state_names = (list(self.joint_names) if self._joint_columns is None else
+                                  [self.joint_names[i] for i in self._joint_columns])
         self.mimic_joint_names = [f.mimic.name for f in system.frames if f.mimic is not None]
 
         # the command table adds the drives force when a joint needs one: before the
@@ -591,17 +609,11 @@ class Simulation:
         if self._state_cache is None:
             q, v = self._set_output_state()
             efforts = config_efforts(self.system, self._applied, self.commands.input_configs)
-            if self._all_joints:
-                positions, velocities = q, v
-            else:
-                cols = self._joint_columns
-                positions, velocities, efforts = q[cols], v[cols], efforts[cols]
-            self._state_cache = SimState(self.t, list(self.joint_names), positions,
-                                         velocities, efforts,
+            self._state_cache = SimState(self.t, list(self.joint_names), q, v, efforts,
                                          functools.partial(self._energy_at, q, v),
                                          self._last.iterations, self._last.ok,
-                                         self._last.error, q=q,
-                                         bodies=self.bodies.states(q, v))
+                                         self._last.error, bodies=self.bodies.states(q, v),
+                                         joint_columns=self._joint_columns)
             if self.mimic_joint_names:
                 theta, dtheta = self._model.joint_positions(q, v)
                 nq = self._model.nq
@@ -652,15 +664,16 @@ class Simulation:
 
     def link_transforms_at(self, positions, body_poses=None):
         """:meth:`link_transforms` at the joint positions ``positions`` (n,) [rad or m] in
-        :attr:`joint_names` order instead of the simulated state, which is not touched: how
-        a recorded trajectory is drawn (``ros_vi.recording.mcap``).  ``body_poses`` {body:
+        :attr:`joint_state_names` order (all configs but free joints': a recording's
+        joints) instead of the simulated state, which is not touched: how a recorded
+        trajectory is drawn (``ros_vi.recording.mcap``).  ``body_poses`` {body:
         (4, 4) pose in its joint's parent frame} places free bodies (a body not named stays
         where the simulation has it; a floating base's own pose is not a link transform:
         see :attr:`SimState.bodies`)."""
-        joints = _finite_vector(positions, len(self.joint_names),
+        joints = _finite_vector(positions, len(self.joint_state_names),
                                 'link_transforms_at: positions')
         q = self.mvi.q2.copy()
-        q[self._joint_columns] = joints
+        q[self._joint_columns if self._joint_columns is not None else slice(None)] = joints
         for name, pose in (body_poses or {}).items():
             joint = self.bodies.joint(name, 'link_transforms_at: body_poses')
             g = np.asarray(pose, dtype=float)
