@@ -126,6 +126,46 @@ def test_set_joint_positions_by_name(server):
         view.remove()
 
 
+def test_a_floating_robot_is_drawn_at_its_base_pose(server):
+    """The simulator node draws a floating robot from its joint positions and its base's
+    pose: every link node at base pose x the fixed-base kinematics, where the simulation
+    has the link."""
+    import floating_case as case
+    from ros_vi.simulation import setup_robot
+    setup = setup_robot(case.URDF, floating_base=True, initial_base_pose=case.POSE,
+                        initial_base_twist=case.TWIST, initial_positions=list(case.HIPS))
+    sim = Simulation.from_setup(setup, 0.01)
+    for _ in range(20):
+        sim.tick()
+    state = sim.state()
+    view = RobotView(server, case.URDF, name='floating')
+    try:
+        assert view.joint_names == case.JOINTS
+        view.set_positions(state.joint_states(mimic=False)[1], state.bodies[0].pose)
+        with sim.system.evaluate_at(sim.output_data()):
+            world = sim.system.urdf.link_poses()
+        for link in ('base', 'leg_left', 'leg_right'):
+            np.testing.assert_allclose(node_pose(view.nodes[link]), world[link], atol=1e-6)
+        assert not np.allclose(world['base'], np.eye(4), atol=0.1)
+    finally:
+        view.remove()
+
+
+def test_a_floating_recording_replays(tmp_path, capsys):
+    """``ros-vi view`` of a recording with a floating base (drawn at its recorded pose)."""
+    import floating_case as case
+    from ros_vi.simulation import setup_robot
+    sim = Simulation.from_setup(setup_robot(case.URDF, floating_base=True,
+                                            initial_base_twist=case.TWIST), 0.01)
+    path = tmp_path / 'tumble.npz'
+    with open_writer(str(path), case.URDF, {}) as writer:
+        for _ in range(20):
+            writer.append(sim.state())
+            sim.tick()
+    assert main(['view', str(path), '--port', str(free_port()), '--duration', '0.3']) == 0
+    assert 'replaying' in capsys.readouterr().out
+
+
 def test_mimic_joints_follow_their_leader(server):
     text = mimic_robot()
     view = RobotView(server, text, name='mimic')

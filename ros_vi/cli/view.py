@@ -349,7 +349,7 @@ class _LiveGui:
 
 # --------------------------------------------------------------------------- replay
 def _replay(args):
-    from ..visual.playback import config_positions
+    from ..visual.playback import base_poses, config_positions
     from ..visual.viewer import Playback
     rec = read_recording(args.target)
     if args.model is not None:
@@ -368,8 +368,12 @@ def _replay(args):
         server.stop()
         raise CommandError('%s: %s' % (args.target, err)) from None
     period = 1.0 / args.rate
-    playback = Playback(server, t0, t1, lambda t: view.set_positions(
-        config_positions(view.system, rec, [t])[0]))
+
+    def show(t):
+        base = base_poses(view.system, rec, [t])      # a floating base's, or None
+        view.set_positions(config_positions(view.system, rec, [t])[0],
+                           None if base is None else base[0])
+    playback = Playback(server, t0, t1, show)
 
     def step():
         playback.step()

@@ -9,13 +9,20 @@ topic                     type                         when
                                                        (configs, then mimic joints),
                                                        ``header.stamp`` = sample time
 ``/tf``                   tf2_msgs/msg/TFMessage       every sample given transforms: moving
-                                                       joints, parent link -> child link
+                                                       joints, parent link -> child link;
+                                                       every sample: each free body (a
+                                                       floating base), parent -> body
 ``/tf_static``            tf2_msgs/msg/TFMessage       once (fixed joints), transient local
 ``/clock``                rosgraph_msgs/msg/Clock      every sample (unless ``clock=False``)
 ``/robot_description``    std_msgs/msg/String          once, if the URDF is known,
                                                        transient local
 ``/energy``               std_msgs/msg/Float64         every sample: total energy T + V [J]
 ========================  ===========================  ======================================
+
+A free body's parent frame is the one the transforms given with the first sample name
+for it (the simulator node's ``odom_frame``), else its free joint's parent frame, and is
+kept in the metadata as ``free_bodies`` ({body: parent frame}); reading a file back takes
+the bodies' poses from ``/tf`` (:attr:`~ros_vi.recording.Recording.body_pose`).
 
 Times are **simulation time**: every message's log and publish time is its sample time in
 integer nanoseconds, as in a bag recorded with ``use_sim_time`` (so a run starting at t = 0
@@ -50,7 +57,7 @@ from mcap_ros2.decoder import DecoderFactory
 from mcap_ros2._dynamic import serialize_dynamic
 
 from ..bounded import MAX_ARRAY_BYTES, check_expansion
-from ..conventions import join_ns, matrix_to_pose, split_ns, time_to_ns
+from ..conventions import join_ns, matrix_to_pose, pose_to_matrix, split_ns, time_to_ns
 from ..errors import name_list, shorten
 from .samples import Recording, RecordingWriter, atomic_write
 
@@ -296,7 +303,17 @@ class McapWriter(RecordingWriter):
         if self.closed:
             raise ValueError('recording %r: append after close' % self.path)
         self._sample_ns(state.t)       # refused before the sample is counted
+        if state.bodies and self._bodies is None:
+            given = {c: p for p, c, _ in transforms or []}
+            self.metadata.setdefault('free_bodies', {b.name: given.get(b.name, b.parent)
+                                                     for b in state.bodies})
         super().append(state)
+        # each free body on tf, unless the transforms have it already (the node's odom)
+        have = {c for _, c, _ in transforms or []}
+        parents = self.metadata['free_bodies'] if state.bodies else {}
+        extra = [(parents[b.name], b.name, b.pose) for b in state.bodies if b.name not in have]
+        if extra:
+            transforms = extra + list(transforms or [])
         self._write_sample(self._t[-1], self._names, self._pos[-1], self._vel[-1],
                            self._eff[-1], self._energy[-1], transforms, static_transforms)
 
@@ -427,7 +444,7 @@ class _RecordedRobot:
                              'recording does not have (it has %s)'
                              % (', '.join(missing), ', '.join(rec.joint_names)))
         self.sim = Simulation.from_urdf(rec.robot_description, prefix=prefix or None)
-        self.columns = [rec.joint_names.index(n) for n in self.sim.joint_names]
+        self.columns = [rec.joint_names.index(n) for n in self.sim.joint_state_names]
 
     def transforms(self, position_row):
         return self.sim.link_transforms_at(np.asarray(position_row)[self.columns])
@@ -456,16 +473,24 @@ def write_recording(rec, path):
     path = os.fspath(path)
     robot = _RecordedRobot(rec) if rec.robot_description.strip() else None
 
+    metadata = dict(rec.metadata)
+    parents = {}
+    if rec.bodies:
+        given = metadata.get('free_bodies', {})
+        parents = metadata['free_bodies'] = {b: given.get(b, 'world') for b in rec.bodies}
+
     def write(tmp):
         with open(tmp, 'wb') as fh, \
-                McapWriter(path, rec.robot_description, rec.metadata, stream=fh) as writer:
+                McapWriter(path, rec.robot_description, metadata, stream=fh) as writer:
             static = robot.sim.static_transforms() if robot is not None else None
             for k in range(len(rec)):
+                transforms = [(parents[b], b, pose_to_matrix(x[:3], x[3:]))
+                              for b, x in zip(rec.bodies, rec.body_pose[k])]
+                if robot is not None:
+                    transforms += robot.transforms(rec.position[k])
                 writer._write_sample(
                     rec.t[k], rec.joint_names, rec.position[k], rec.velocity[k],
-                    rec.effort[k], rec.energy[k],
-                    robot.transforms(rec.position[k]) if robot is not None else None,
-                    static)
+                    rec.effort[k], rec.energy[k], transforms or None, static)
     atomic_write(path, write)
 
 
@@ -638,7 +663,10 @@ def read_recording(path):
         namespace = js_topic[:-len('/joint_states')]
         energy_topic = namespace + '/energy'
         desc_topic = namespace + '/robot_description'
-        decoded = _decoded(contents, (js_topic, energy_topic, desc_topic))
+        tf_topic = namespace + '/tf'
+        parents = _free_bodies(contents.metadata)
+        decoded = _decoded(contents, (js_topic, energy_topic, desc_topic) +
+                           ((tf_topic,) if parents else ()))
         samples = []
         for _, msg in decoded[js_topic]:
             samples.append((join_ns(msg.header.stamp.sec, msg.header.stamp.nanosec), msg))
@@ -646,16 +674,50 @@ def read_recording(path):
         energy = {log_time: float(msg.data) for log_time, msg in decoded[energy_topic]}
         description = decoded[desc_topic][0][1].data if decoded[desc_topic] else None
         names, arrays = _joint_table(path, samples)
+        stamps = [ns for ns, _ in samples]
+        pose = _body_table(parents, decoded.get(tf_topic, []), stamps)
     except ValueError as err:
         raise ValueError('recording %r: %s' % (path, err)) from None
     except OSError as err:
         raise ValueError('recording %r: cannot read it: %s'
                          % (path, err.strerror or err)) from None
-    stamps = [ns for ns, _ in samples]
     return Recording(np.array(stamps, dtype=np.int64) / 1e9, names, arrays['position'],
                      arrays['velocity'], arrays['effort'],
                      np.array([energy.get(ns, np.nan) for ns in stamps], dtype=float),
-                     description or '', contents.metadata)
+                     description or '', contents.metadata, list(parents), pose)
+
+
+def _free_bodies(metadata):
+    """{body: parent frame} of a recording's ``free_bodies`` metadata ({} when absent);
+    ValueError when it is not such a mapping."""
+    value = metadata.get('free_bodies', {})
+    if not (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                            for k, v in value.items())):
+        raise ValueError('metadata free_bodies is not a mapping of body to parent frame '
+                         '(%s)' % shorten(value))
+    return value
+
+
+def _body_table(parents, tf_messages, stamps):
+    """Poses (N, nb, 7) of the free bodies ``parents`` ({body: parent frame}) at the sample
+    stamps [ns], from the ``/tf`` messages [(log time, TFMessage)]; ValueError naming a
+    body without its transform at a sample's stamp."""
+    found = {}
+    for _, msg in tf_messages:
+        for t in msg.transforms:
+            if parents.get(t.child_frame_id) == t.header.frame_id:
+                found[(join_ns(t.header.stamp.sec, t.header.stamp.nanosec),
+                       t.child_frame_id)] = t.transform
+    pose = np.empty((len(stamps), len(parents), 7))
+    for k, ns in enumerate(stamps):
+        for b, body in enumerate(parents):
+            tr = found.get((ns, body))
+            if tr is None:
+                raise ValueError('no /tf pose of free body %r (from %r) at t = %.9g s'
+                                 % (body, parents[body], ns / 1e9))
+            r, p = tr.rotation, tr.translation
+            pose[k, b] = (p.x, p.y, p.z, r.x, r.y, r.z, r.w)
+    return pose
 
 
 def _json_or_text(value):

@@ -2,6 +2,7 @@
 
 Times: simulation time t [s] <-> integer nanoseconds <-> ``builtin_interfaces/Time``.
 Poses: (4, 4) homogeneous matrices <-> ``geometry_msgs/Transform`` (quaternion x, y, z, w).
+A free body's state (:class:`ros_vi.simulation.FreeBodyState`) -> ``nav_msgs/Odometry``.
 Distances (:mod:`ros_vi.collision`) -> ``std_msgs/Float64MultiArray`` and
 ``visualization_msgs/MarkerArray``.
 The arithmetic is in :mod:`ros_vi.conventions` (no ROS import), shared with the recordings.
@@ -9,6 +10,7 @@ The arithmetic is in :mod:`ros_vi.conventions` (no ROS import), shared with the 
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, TransformStamped
+from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA, Float64MultiArray, MultiArrayDimension
 from tf2_msgs.msg import TFMessage
@@ -89,18 +91,37 @@ def transform_to_matrix(transform):
     return pose_to_matrix((t.x, t.y, t.z), (r.x, r.y, r.z, r.w))
 
 
+def odometry_msg(body, frame_id, stamp):
+    """``nav_msgs/Odometry`` of a free body (a :class:`ros_vi.simulation.FreeBodyState`):
+    ``header.frame_id`` = ``frame_id`` (the frame its pose is in, e.g. ``odom``),
+    ``child_frame_id`` = the body frame; pose = the body's pose in ``frame_id``; twist = its
+    linear [m/s] and angular [rad/s] velocity in the body frame (REP 105); covariances zero
+    (the simulation knows its state exactly)."""
+    msg = Odometry()
+    msg.header.stamp = stamp
+    msg.header.frame_id = frame_id
+    msg.child_frame_id = body.name
+    translation, (x, y, z, w) = matrix_to_pose(body.pose)
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    p.x, p.y, p.z = (float(v) for v in translation)
+    o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    lin.x, lin.y, lin.z = (float(v) for v in body.linear)
+    ang.x, ang.y, ang.z = (float(v) for v in body.angular)
+    return msg
+
+
 def joint_state_msg(state, stamp):
     """``sensor_msgs/JointState`` from a :class:`ros_vi.simulation.SimState`."""
     msg = JointState()
     msg.header.stamp = stamp
-    msg.name = list(state.joint_names) + list(state.mimic_names)
+    # the joints (no free joint's configs), then the mimic joints with effort 0
+    names, position, velocity, effort = state.joint_states()
+    msg.name = names
     # ndarray.tolist gives Python floats in one call (a message field takes no numpy scalars)
-    msg.position = np.asarray(state.positions, dtype=float).tolist() + \
-        np.asarray(state.mimic_positions, dtype=float).tolist()
-    msg.velocity = np.asarray(state.velocities, dtype=float).tolist() + \
-        np.asarray(state.mimic_velocities, dtype=float).tolist()
-    # mimic joints carry no actuator: effort 0
-    msg.effort = np.asarray(state.efforts, dtype=float).tolist() + [0.0] * len(state.mimic_names)
+    msg.position = np.asarray(position, dtype=float).tolist()
+    msg.velocity = np.asarray(velocity, dtype=float).tolist()
+    msg.effort = np.asarray(effort, dtype=float).tolist()
     return msg
 
 

@@ -182,6 +182,19 @@ class SimulatorParameters(RobotParameters):
                                         'zero)', numbers())
     initial_velocities: list = param([], 'initial joint velocities [rad/s or m/s] (empty: '
                                          'zero)', numbers())
+    floating_base: bool = param(False, 'a free joint (6 degrees of freedom) between '
+                                       'odom_frame and the root link: a floating base, '
+                                       'published on tf and odom', boolean)
+    initial_base_pose: list = param([], 'x, y, z, roll, pitch, yaw [m, rad] of the floating '
+                                        'base in odom_frame at the start (empty: the origin)',
+                                    numbers())
+    initial_base_twist: list = param([], 'vx, vy, vz, wx, wy, wz [m/s, rad/s] of the floating '
+                                         'base in its own axes at the start (empty: at rest)',
+                                     numbers())
+    odom_frame: str = param('odom', 'tf frame of the floating base\'s pose (parent of the '
+                                    'root link on tf; odom\'s header.frame_id)', string())
+    publish_odometry: bool = param(True, 'publish odom (nav_msgs/Odometry) of a floating base '
+                                         'with every state', boolean)
     rate: float = param(500.0, 'tick rate of the simulation loop [Hz of simulation time]',
                         number(0.0, low_open=True))
     substeps: int = param(1, 'VI steps per tick', number(1, integer=True))
@@ -281,6 +294,18 @@ class SimulatorParameters(RobotParameters):
                                  % (self.step_ticks, self.max_step_ticks))
         for name in ('initial_joints', 'command_joints', 'trajectory_joints'):
             unique_names(name, getattr(self, name))
+        for name in ('initial_base_pose', 'initial_base_twist'):
+            value = getattr(self, name)
+            if len(value) not in (0, 6):
+                raise ParameterError('parameter %s: expected 6 numbers (or none), got %d'
+                                     % (name, len(value)))
+            if value and not self.floating_base:
+                raise ParameterError('parameter %s: needs floating_base:=true (the robot\'s '
+                                     'base is fixed)' % name)
+        self.odom_frame = self.odom_frame.strip()
+        if self.floating_base and not self.odom_frame:
+            raise ParameterError('parameter odom_frame: a frame name is needed with '
+                                 'floating_base')
         self.interfaces = joint_entries('command_interfaces', self.command_interfaces,
                                         lambda v: v.strip(), None)
         self.gains = joint_entries('drive_gains', self.drive_gains, float, 2)

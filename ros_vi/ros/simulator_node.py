@@ -5,7 +5,9 @@ environment, ``.venv/bin/simulator --ros-args ...``).  docs/simulator.md has the
 
 Publishes (names relative to the node's namespace)
     joint_states (sensor_msgs/JointState), tf (tf2_msgs/TFMessage, moving joints:
-    parent link -> child link), tf_static (fixed joints, latched), robot_description
+    parent link -> child link; with ``floating_base``, ``odom_frame`` -> root link too),
+    odom (nav_msgs/Odometry of a floating base, if publish_odometry), tf_static (fixed
+    joints, latched), robot_description
     (std_msgs/String, latched), clock (rosgraph_msgs/Clock at clock_rate, if publish_clock),
     diagnostics (diagnostic_msgs/DiagnosticArray: rate, iterations, energy, faults),
     joint_trajectory_controller/controller_state (control_msgs/JointTrajectoryControllerState).
@@ -37,6 +39,7 @@ import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
+from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -93,7 +96,9 @@ class SimulatorNode(Node):
         self.setup = parameters.robot_setup(
             cfg, initial_joints=cfg.initial_joints, initial_positions=cfg.initial_positions,
             initial_velocities=cfg.initial_velocities, command_interfaces=cfg.interfaces,
-            drive_gains=cfg.gains, trajectory_joints=cfg.trajectory_joints)
+            drive_gains=cfg.gains, trajectory_joints=cfg.trajectory_joints,
+            floating_base=cfg.floating_base, initial_base_pose=cfg.initial_base_pose or None,
+            initial_base_twist=cfg.initial_base_twist or None)
         self.sim = self._make_simulation(cfg)
         self.distances = self._make_distances(cfg)
         self.diagnostics = SimulatorDiagnostics(cfg.diagnostics_period)
@@ -103,6 +108,11 @@ class SimulatorNode(Node):
         self._pub_js = self.create_publisher(JointState, 'joint_states', qos.STATE_QOS)
         self._pub_tf = self.create_publisher(TFMessage, 'tf', qos.TF_QOS)
         self._pub_tf_static = self.create_publisher(TFMessage, 'tf_static', qos.LATCHED_QOS)
+        # a floating base: its pose on tf (odom_frame -> root link) and on odom
+        base = self.sim.floating_base
+        self._base_index = None if base is None else self.sim.bodies.joints.index(base)
+        self._pub_odom = (self.create_publisher(Odometry, 'odom', qos.STATE_QOS)
+                          if base is not None and cfg.publish_odometry else None)
         self._pub_desc = self.create_publisher(String, 'robot_description', qos.LATCHED_QOS)
         self._pub_clock = (self.create_publisher(ClockMsg, 'clock', qos.CLOCK_QOS)
                            if cfg.publish_clock else None)
@@ -160,8 +170,8 @@ class SimulatorNode(Node):
         self.get_logger().info(
             'simulating %r: %d joints (%s), rate %g Hz x %d substeps, real_time_factor %g, '
             'publish_rate %g Hz, clock %s%s%s' % (
-                self.sim.robot.name if self.sim.robot else 'system', len(self.sim.joint_names),
-                ', '.join(self.sim.joint_names), cfg.rate, cfg.substeps, cfg.real_time_factor,
+                self.sim.robot.name if self.sim.robot else 'system',
+                len(self.sim.joint_state_names), ', '.join(self.sim.joint_state_names), cfg.rate, cfg.substeps, cfg.real_time_factor,
                 cfg.publish_rate, '%g Hz' % cfg.clock_rate if cfg.publish_clock else 'off',
                 ', lockstep' if cfg.lockstep else '', ', paused' if cfg.start_paused else ''))
         self.loop.start()
@@ -296,6 +306,11 @@ class SimulatorNode(Node):
         if self.distances is not None:
             self._publish_distances(state, stamp)
         transforms = sim.link_transforms()
+        if self._base_index is not None:
+            base = state.bodies[self._base_index]
+            transforms = [(self.cfg.odom_frame, base.name, base.pose)] + transforms
+            if self._pub_odom is not None:
+                self._pub_odom.publish(conv.odometry_msg(base, self.cfg.odom_frame, stamp))
         if transforms:
             if self._tf_batch is None:
                 self._tf_batch = conv.TransformBatch((p, c) for p, c, _ in transforms)
@@ -303,7 +318,8 @@ class SimulatorNode(Node):
         if self.recorder is not None:
             self.recorder.record(state, transforms)
         if self.view is not None:
-            self.view.draw(state.positions)
+            self.view.draw(state.joint_states(mimic=False)[1], None if self._base_index is None
+                           else state.bodies[self._base_index].pose)
         self.loop.state_published(ns)
 
     def _publish_distances(self, state, stamp):

@@ -5,7 +5,9 @@ Whatever publishes ``robot_description`` (latched std_msgs/String) and ``joint_s
 a bag being played -- is drawn by :class:`ros_vi.visual.viewer.RobotView` in a page served on
 ``port`` (no rviz2, no ROS desktop install).  A new description replaces the robot; joint
 states are drawn at ``display_rate`` (the newest one each time, so a fast publisher costs the
-browser nothing extra).
+browser nothing extra).  A floating base's ``odom`` (nav_msgs/Odometry, as the simulator
+publishes it with ``floating_base``) places the root link: the robot is drawn at the newest
+base pose received (in the odom frame).
 
 Parameters: ``port`` (8080), ``host`` (127.0.0.1; 0.0.0.0 to serve other machines),
 ``display_rate`` (30 Hz), ``frames`` (false: draw each link's frame).
@@ -21,11 +23,13 @@ import time
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ..errors import name_list, shorten
+from . import conversions as conv
 from . import qos
 from .node_main import run_node
 
@@ -56,11 +60,13 @@ class ViewerNode(Node):
         self._descriptions = 0                # received so far: each drawn under its own path
         self._lock = threading.Lock()
         self._latest = None                   # (names, positions) not yet drawn
+        self._base = None                     # newest floating base pose (4, 4), if any
         self.drawn = 0                        # joint states drawn so far
         self.create_subscription(String, 'robot_description', self._on_description,
                                  qos.LATCHED_QOS)
         self.create_subscription(JointState, 'joint_states', self._on_joint_states,
                                  qos.STATE_QOS)
+        self.create_subscription(Odometry, 'odom', self._on_odometry, qos.STATE_QOS)
         self.create_timer(1.0 / rate, self._draw)
         self.get_logger().info('viewer: http://%s:%d (robot_description + joint_states)'
                                % (host, port))
@@ -100,13 +106,19 @@ class ViewerNode(Node):
         with self._lock:
             self._latest = (names, positions)
 
+    def _on_odometry(self, msg):
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        base = conv.pose_to_matrix((p.x, p.y, p.z), (o.x, o.y, o.z, o.w))
+        with self._lock:
+            self._base = base
+
     def _draw(self):
         with self._lock:
-            view, latest, self._latest = self.view, self._latest, None
+            view, latest, self._latest, base = self.view, self._latest, None, self._base
         if view is None or latest is None:
             return
         try:
-            view.set_joint_positions(*latest)
+            view.set_joint_positions(*latest, base_pose=base)
         except ValueError as err:         # NaN in a joint state: keep the last drawing
             self.get_logger().warning('joint_states not drawn: %s' % err,
                                       throttle_duration_sec=5.0)

@@ -6,6 +6,8 @@
   (:func:`joint_interfaces`), the passive-joint rule, validation, saturation, timeout,
   drives;
 * ``transforms`` -- link transforms for tf (:class:`LinkTransforms`);
+* ``bodies`` -- free bodies (floating bases, loose objects): their published pose and twist
+  (:class:`FreeBodyState`) and initial state (:class:`FreeBodies`);
 * ``closed_loop`` -- :func:`simulate`, the closed loop of a controller and a Simulation in
   one process, its :class:`ClosedLoopResult`, :func:`settle_time`, :func:`summarize`;
 * ``robot`` -- a URDF made ready to simulate (:func:`setup_robot`, :class:`RobotSetup`): the
@@ -16,6 +18,7 @@ The ROS simulator node (``ros_vi/ros/``) only converts messages to calls of thes
 from .commands import (COMMAND_INTERFACES, DEFAULT_DRIVE_DAMPING_RATIO,
                        DEFAULT_DRIVE_FREQUENCY, CommandTable, JointInterfaces, OptionError,
                        default_command_interfaces, joint_interfaces)
+from .bodies import FreeBodies, FreeBodyState
 from .core import SimState, Simulation, TickResult
 from .closed_loop import ClosedLoopResult, settle_time, simulate, summarize
 from .robot import RobotSetup, load_description, setup_robot
@@ -25,4 +28,4 @@ __all__ = ['Simulation', 'SimState', 'TickResult', 'CommandTable', 'COMMAND_INTE
            'DEFAULT_DRIVE_FREQUENCY', 'DEFAULT_DRIVE_DAMPING_RATIO', 'OptionError',
            'JointInterfaces', 'joint_interfaces', 'default_command_interfaces',
            'LinkTransforms', 'simulate', 'ClosedLoopResult', 'settle_time', 'summarize',
-           'RobotSetup', 'setup_robot', 'load_description']
+           'RobotSetup', 'setup_robot', 'load_description', 'FreeBodies', 'FreeBodyState']

@@ -15,7 +15,11 @@ efforts applied over the last tick, link transforms for tf, energy and solver it
 Nothing here imports rclpy; the ROS layer (``ros_vi/ros/``) converts to messages.
 
 Units: SI, angles in radians; times in seconds of simulation time.  "Joints" are the
-system's configs (for a URDF: the moving joints, named ``prefix + joint``) in config order.
+system's configs (for a URDF: the moving joints, named ``prefix + joint``) in config order;
+the six configs of each free joint (a floating base, a loose object) are among them, but
+they are chart coordinates, not joints: ``joint_states`` leaves them out
+(:meth:`SimState.joint_states`, :attr:`Simulation.joint_state_names`) and publishes the
+body's pose and twist instead (:attr:`SimState.bodies`, :mod:`ros_vi.simulation.bodies`).
 
 Example
 -------
@@ -33,7 +37,9 @@ import numpy as np
 
 from ..integrators import ConvergenceError, MidpointVI
 from ..mechanics import dynamics
+from ..mechanics.free import xyz_angles
 from ..mechanics.inputs import config_efforts
+from .bodies import FreeBodies
 from .commands import (DEFAULT_DRIVE_DAMPING_RATIO, DEFAULT_DRIVE_FREQUENCY, CommandTable,
                        OptionError)
 from .robot import setup_robot
@@ -69,6 +75,11 @@ class SimState:
     mimic_names (m,), mimic_positions (m,), mimic_velocities (m,): the joints that follow a
     config (mimic frames, e.g. URDF ``<mimic>`` joints): not configs, but published in
     joint states (with effort 0: they carry no actuator).
+    Free joints' configs are among the configs (chart coordinates: valid with the System's
+    current reference attitudes); bodies: [:class:`FreeBodyState`] of the free joints (pose
+    in the joint's parent frame, twist in body axes), creation order; joint_columns: the
+    indices of the configs that are joints (None: all of them), what
+    :meth:`joint_states` publishes.
     """
     t: float
     joint_names: list
@@ -83,6 +94,8 @@ class SimState:
     mimic_names: list = field(default_factory=list)
     mimic_positions: np.ndarray = field(default_factory=lambda: np.zeros(0))
     mimic_velocities: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    bodies: list = field(default_factory=list)
+    joint_columns: np.ndarray = None
 
     @property
     def energy(self):
@@ -90,6 +103,21 @@ class SimState:
         if callable(self._energy):
             self._energy = float(self._energy())
         return self._energy
+
+    def joint_states(self, mimic=True):
+        """``(names, positions, velocities, efforts)`` as ``joint_states`` carries them: the
+        joints in config order (free joints' configs left out: their bodies' poses are in
+        :attr:`bodies`), then (``mimic``) the mimic joints with effort 0."""
+        cols = self.joint_columns
+        names = list(self.joint_names) if cols is None else [self.joint_names[i] for i in cols]
+        arrays = [self.positions, self.velocities, self.efforts]
+        if cols is not None:
+            arrays = [a[cols] for a in arrays]
+        if mimic and self.mimic_names:
+            names += list(self.mimic_names)
+            arrays = [np.concatenate([a, m]) for a, m in zip(arrays, (
+                self.mimic_positions, self.mimic_velocities, np.zeros(len(self.mimic_names))))]
+        return (names, *arrays)
 
 
 def _finite_vector(values, n, what):
@@ -157,8 +185,16 @@ class Simulation:
         See ``drive_gains``; defaults ``min(DEFAULT_DRIVE_FREQUENCY, 1 / h)`` with h = dt /
         substeps the VI step (300 rad/s at 300 Hz and above: a drive the step resolves), and
         :data:`DEFAULT_DRIVE_DAMPING_RATIO`.
-    initial_positions, initial_velocities : dict {joint: value}, (n,) array, or None
-        Initial state (joints not named keep the system's current q / zero velocity).
+    initial_positions, initial_velocities : dict {joint: value}, (nQ,) array, or None
+        Initial state (joints not named keep the system's current q / zero velocity; an
+        array is over every config, free joints' included).
+    initial_body_poses : dict {body: pose} or None
+        Initial pose of free bodies (``system.free_joints`` by body frame name) in their
+        joint's parent frame: ``(x, y, z, roll, pitch, yaw)`` [m, rad] or a (4, 4) matrix;
+        bodies not named keep the System's.  Applied after ``initial_positions``.
+    initial_body_twists : dict {body: (6,)} or None
+        Initial twist ``(vx, vy, vz, wx, wy, wz)`` [m/s, rad/s] of free bodies in their own
+        axes (default: ``initial_velocities``, zero); the initial momentum is ``M(q) v``.
     max_refinements : int
         After a failed tick, retry with ``substeps * 2, * 4, ...`` up to this many times.
     max_iterations : int
@@ -182,7 +218,8 @@ class Simulation:
                  tolerance=1e-10, t0=0.0, max_subdivisions=8, command_interfaces=None,
                  command_bounds=None, drive_gains=None,
                  drive_frequency=None,
-                 drive_damping_ratio=DEFAULT_DRIVE_DAMPING_RATIO):
+                 drive_damping_ratio=DEFAULT_DRIVE_DAMPING_RATIO, initial_body_poses=None,
+                 initial_body_twists=None):
         self.system = system
         self.dt = _check_positive(dt, 'dt')
         self.substeps = _check_count(substeps, 'substeps', 1)
@@ -198,6 +235,13 @@ class Simulation:
                                               True)
         self.robot = getattr(system, 'urdf', None)
         self.joint_names = [c.name for c in system.configs]
+        # a free joint's configs are chart coordinates: published as its body's pose and
+        # twist, not as joints
+        self.bodies = FreeBodies(system)
+        self._joint_columns = (np.setdiff1d(np.arange(system.nQ), self.bodies.config_columns)
+                               if len(self.bodies) else None)
+        self.joint_state_names = (list(self.joint_names) if self._joint_columns is None else
+                                  [self.joint_names[i] for i in self._joint_columns])
         self.mimic_joint_names = [f.mimic.name for f in system.frames if f.mimic is not None]
 
         # the command table adds the drives force when a joint needs one: before the
@@ -218,6 +262,7 @@ class Simulation:
             q0 = self.commands.joint_values(initial_positions, q0, 'initial_positions')
         if initial_velocities is not None:
             v0 = self.commands.joint_values(initial_velocities, v0, 'initial_velocities')
+        self.bodies.set_initial(q0, v0, initial_body_poses, initial_body_twists)
         self._check_constraints(q0)
         self._model = system.model
         self._out = self._model.create_data()    # the published state (q2, v2, u)
@@ -585,7 +630,8 @@ class Simulation:
             self._state_cache = SimState(self.t, list(self.joint_names), q, v, efforts,
                                          functools.partial(self._energy_at, q, v),
                                          self._last.iterations, self._last.ok,
-                                         self._last.error)
+                                         self._last.error, bodies=self.bodies.states(q, v),
+                                         joint_columns=self._joint_columns)
             if self.mimic_joint_names:
                 theta, dtheta = self._model.joint_positions(q, v)
                 nq = self._model.nq
@@ -611,6 +657,22 @@ class Simulation:
     def last_result(self):
         return self._last
 
+    # ------------------------------------------------------------------ free bodies
+    @property
+    def floating_base(self):
+        """The free joint (:class:`~ros_vi.mechanics.free.FreeJoint`) whose body is the
+        URDF robot's root link (``floating_base=True``), or None for a fixed robot."""
+        robot = self.robot
+        if robot is None:
+            return None
+        root = robot.link_frame(robot.root_link)
+        return next((j for j in self.bodies.joints if j.body is root), None)
+
+    def free_bodies(self):
+        """{body name: :class:`FreeBodyState`} at the published state (pose in the free
+        joint's parent frame, twist in the body's axes)."""
+        return {b.name: b for b in self.state().bodies}
+
     # ------------------------------------------------------------------ link transforms
     def link_transforms(self):
         """``[(parent frame, child frame, (4, 4) pose of child in parent)]`` for every moving
@@ -618,11 +680,26 @@ class Simulation:
         Empty for systems not imported from a URDF."""
         return self._tf.moving(self.output_data())
 
-    def link_transforms_at(self, positions):
-        """:meth:`link_transforms` at the configuration ``positions`` (nQ,) [rad or m] in
-        config order (:attr:`joint_names`) instead of the simulated state, which is not
-        touched: how a recorded trajectory is drawn (``ros_vi.recording.mcap``)."""
-        q = _finite_vector(positions, self.system.nQ, 'link_transforms_at: positions')
+    def link_transforms_at(self, positions, body_poses=None):
+        """:meth:`link_transforms` at the joint positions ``positions`` (n,) [rad or m] in
+        :attr:`joint_state_names` order (all configs but free joints': a recording's
+        joints) instead of the simulated state, which is not touched: how a recorded
+        trajectory is drawn (``ros_vi.recording.mcap``).  ``body_poses`` {body:
+        (4, 4) pose in its joint's parent frame} places free bodies (a body not named stays
+        where the simulation has it; a floating base's own pose is not a link transform:
+        see :attr:`SimState.bodies`)."""
+        joints = _finite_vector(positions, len(self.joint_state_names),
+                                'link_transforms_at: positions')
+        q = self.mvi.q2.copy()
+        q[self._joint_columns if self._joint_columns is not None else slice(None)] = joints
+        for name, pose in (body_poses or {}).items():
+            joint = self.bodies.joint(name, 'link_transforms_at: body_poses')
+            g = np.asarray(pose, dtype=float)
+            idx = [c.index for c in joint.configs]
+            q[idx[:3]] = g[:3, 3]
+            # the angles in the current chart (its inverse is exact away from b = +-pi/2)
+            q[idx[3:]] = xyz_angles(np.ascontiguousarray(joint.reference_attitude.T
+                                                         @ g[:3, :3]))
         if self._pose_data is None:
             self._pose_data = self._model.create_data()
         self._pose_data.set(q, np.zeros(self.system.nQ))

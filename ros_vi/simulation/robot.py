@@ -23,7 +23,10 @@ import os
 import warnings
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .. import resources
+from .bodies import pose_matrix
 from .commands import COMMAND_INTERFACES, OptionError, joint_interfaces
 
 __all__ = ['RobotSetup', 'load_description', 'setup_robot']
@@ -41,7 +44,9 @@ class RobotSetup:
     (empty: the System's q, zero velocity); ``drive_gains``: {joint: (kp, kd)} replacing
     the default gains; ``trajectory_joints``: the joints of the joint trajectory controller
     (every joint with a position interface unless named), ``continuous_joints``: those of
-    them that are URDF ``continuous`` joints (their errors wrap).
+    them that are URDF ``continuous`` joints (their errors wrap); ``initial_body_poses``,
+    ``initial_body_twists``: {free body: pose (4, 4), twist (6,)} (a floating base's from
+    ``initial_base_pose`` / ``initial_base_twist``; empty: the System's, zero).
     """
     text: str
     system: object
@@ -52,6 +57,8 @@ class RobotSetup:
     drive_gains: dict = field(default_factory=dict)
     trajectory_joints: list = field(default_factory=list)
     continuous_joints: list = field(default_factory=list)
+    initial_body_poses: dict = field(default_factory=dict)
+    initial_body_twists: dict = field(default_factory=dict)
 
     @property
     def command_interfaces(self):
@@ -72,7 +79,9 @@ class RobotSetup:
                   'command_bounds': self.command_bounds,
                   'initial_positions': dict(self.initial_positions) or None,
                   'initial_velocities': dict(self.initial_velocities) or None,
-                  'drive_gains': dict(self.drive_gains) or None}
+                  'drive_gains': dict(self.drive_gains) or None,
+                  'initial_body_poses': dict(self.initial_body_poses) or None,
+                  'initial_body_twists': dict(self.initial_body_twists) or None}
         given = options.get('command_interfaces')
         if given is not None and 'command_bounds' not in options:
             kwargs['command_bounds'] = {
@@ -117,16 +126,24 @@ def _resolved(uri, option):
 def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_dir=None,
                 where=None, initial_joints=(), initial_positions=(),
                 initial_velocities=(), command_interfaces=None, drive_gains=None,
-                trajectory_joints=(), import_options=None):
+                trajectory_joints=(), import_options=None, floating_base=False,
+                initial_base_pose=None, initial_base_twist=None):
     """Import ``text`` (URDF XML) and decide how it is simulated: a :class:`RobotSetup`.
 
     ``prefix``, ``gravity`` (3,) [m/s^2], ``strict``, ``base_dir`` and ``import_options``
     go to :func:`ros_vi.urdf.import_urdf` (quirks are collected in the result, not warned);
     ``where`` names the description in import errors (None: the importer's message as
-    it is).  Joint names below are config names
-    (``prefix + URDF name``):
+    it is).  ``floating_base`` (bool): a free joint ``root_joint`` between the world and
+    the root link (:func:`ros_vi.urdf.import_urdf`), whose body starts at
+    ``initial_base_pose`` (``x, y, z, roll, pitch, yaw`` [m, rad] in the world, which is the
+    ``odom`` frame of the node) with ``initial_base_twist`` (``vx, vy, vz, wx, wy, wz`` [m/s,
+    rad/s] in the base's own axes); both need ``floating_base``.  Joint names below are
+    config names (``prefix + URDF name``); a free joint's configs are not joints (they are
+    its body's pose): they are in no default list, and only ``initial_joints`` may name
+    them (its chart coordinates: the origin [m] in the parent frame and angles [rad] from
+    the initial attitude, and their rates; what a world file's twists set):
 
-    * ``initial_joints`` (names, default every config) with ``initial_positions`` /
+    * ``initial_joints`` (names, default every joint) with ``initial_positions`` /
       ``initial_velocities`` (one value per name, or empty); where empty, the
       ``<ros2_control>`` block's ``initial_value`` of the joints it lists;
     * ``command_interfaces`` {joint: iterable of interface names} over the block or the
@@ -140,7 +157,14 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
     from ..urdf import URDFError, URDFWarning, import_urdf
     options = {'prefix': prefix or None, 'gravity': gravity, 'strict': strict,
                'base_dir': base_dir}
+    if floating_base:
+        options['floating_base'] = True
     options.update(import_options or {})        # they win
+    base_state = {'initial_base_pose': initial_base_pose,
+                  'initial_base_twist': initial_base_twist}
+    for option, value in base_state.items():
+        if value is not None and not floating_base:
+            raise OptionError(option, 'needs floating_base (the robot\'s base is fixed)')
     try:
         with warnings.catch_warnings():     # the quirks are reported from robot.warnings
             warnings.simplefilter('ignore', URDFWarning)
@@ -150,9 +174,10 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
             raise
         raise URDFError('%s: %s' % (where, err)) from None
     robot = system.urdf
-    names = [c.name for c in system.configs]
+    free = {c.name for j in system.free_joints for c in j.configs}
+    names = [c.name for c in system.configs if c.name not in free]
     joints = list(initial_joints) or names
-    unknown = [j for j in initial_joints if j not in names]
+    unknown = [j for j in initial_joints if j not in names and j not in free]
     if unknown:
         raise OptionError('initial_joints', 'unknown joint%s %s (joints: %s)' % (
             's' if len(unknown) > 1 else '', ', '.join(unknown), ', '.join(names)))
@@ -177,6 +202,9 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
     for option, named in (('command_interfaces', overrides), ('drive_gains', gains),
                           ('trajectory_joints', trajectory_joints)):
         unknown = [j for j in named if j not in names]
+        if unknown and unknown[0] in free:
+            raise OptionError(option, '%r is a coordinate of a free joint, not a joint'
+                              % unknown[0])
         if unknown:
             raise OptionError(option, 'unknown joint %r (joints: %s)'
                               % (unknown[0], ', '.join(names)))
@@ -190,9 +218,21 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
                                         or 'none'))
     continuous = [j for j in follow
                   if robot.joint(j[len(robot.prefix):]).type == 'continuous']
+    poses, twists = {}, {}
+    if floating_base:
+        base = robot.link_frame(robot.root_link).name
+        if initial_base_pose is not None:
+            poses[base] = pose_matrix(initial_base_pose, 'initial_base_pose')
+        if initial_base_twist is not None:
+            twist = np.array(initial_base_twist, dtype=float).reshape(-1)
+            if twist.shape != (6,) or not np.all(np.isfinite(twist)):
+                raise OptionError('initial_base_twist', 'six finite numbers vx, vy, vz, wx, '
+                                  'wy, wz [m/s, rad/s] in the base\'s axes, got %s'
+                                  % twist.tolist())
+            twists[base] = twist
     return RobotSetup(text, system, tuple(robot.warnings), table,
                       initial['initial_positions'], initial['initial_velocities'], gains,
-                      follow, continuous)
+                      follow, continuous, poses, twists)
 
 
 def _offered(table, joint):

@@ -40,6 +40,10 @@ class LinkTransforms:
         seen = set()
         for name in names:
             j = robot.joint(name)
+            if j.parent is None:
+                # the floating base's free joint: its pose is in the world (odom) frame, not
+                # a link's (Simulation.floating_base, SimState.bodies)
+                continue
             if (j.parent, j.child) in seen:
                 continue
             seen.add((j.parent, j.child))

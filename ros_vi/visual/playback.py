@@ -3,8 +3,10 @@ frame (PNG).
 
 The robot is rebuilt from the recording's URDF (or one given), each frame's joint positions
 are interpolated linearly from the recorded samples at the frame's time, the link poses are
-the robot's forward kinematics at those positions (mimic joints follow their leaders), and
-:mod:`.render` draws them from a camera fitted once to the whole motion.
+the robot's forward kinematics at those positions (mimic joints follow their leaders) moved
+with the recorded pose of its floating base if it has one (interpolated: position linearly,
+attitude along the shortest rotation), and :mod:`.render` draws them from a camera fitted
+once to the whole motion.
 """
 import math
 import os
@@ -19,7 +21,7 @@ from ..urdf import import_urdf, link_geometry
 from .render import RobotScene, draw, fit_view
 
 __all__ = ['animate', 'render_frame', 'write_animation', 'Animation', 'load_robot',
-           'joint_columns', 'config_positions', 'frame_times', 'link_pose_track',
+           'joint_columns', 'config_positions', 'base_poses', 'frame_times', 'link_pose_track',
            'check_size', 'OUTPUT_TYPES', 'MAX_FRAMES']
 
 OUTPUT_TYPES = ('.gif', '.mp4')
@@ -128,6 +130,36 @@ def config_positions(system, recording, times):
     for j in range(len(columns)):
         out[:, j] = np.interp(times, t, pos[:, j])
     return out
+
+
+def base_poses(system, recording, times):
+    """Poses (len(times), 4, 4) of the robot's floating base at recording times [s] (the
+    recorded free body that is its root link, with any prefix; held at the ends), or None
+    when the recording has no such body (a fixed robot).  Between samples the position is
+    interpolated linearly and the attitude along the shortest rotation (normalised linear
+    interpolation of the quaternions, one hemisphere)."""
+    from ..conventions import pose_to_matrix
+    root = system.urdf.root_link
+    match = [b for b, name in enumerate(recording.bodies) if name.endswith(root)]
+    if not match:
+        return None
+    pose = np.asarray(recording.body_pose, float)[:, match[0]]
+    t = np.asarray(recording.t, float)
+    quats = pose[:, 3:].copy()
+    for k in range(1, len(quats)):          # neighbours on one hemisphere
+        if quats[k] @ quats[k - 1] < 0:
+            quats[k] = -quats[k]
+    out = np.empty((len(times), 4, 4))
+    for i, time in enumerate(np.asarray(times, float)):
+        xyz = [np.interp(time, t, pose[:, j]) for j in range(3)]
+        q = [np.interp(time, t, quats[:, j]) for j in range(4)]
+        out[i] = pose_to_matrix(xyz, q)
+    return out
+
+
+def _placed(track, base):
+    """Link poses (nframes, nlinks, 4, 4) moved with the base poses (nframes, 4, 4)."""
+    return track if base is None else np.einsum('fij,fljk->flik', base, track)
 
 
 def link_pose_track(system, scene, positions):
@@ -239,7 +271,8 @@ def animate(recording, path, urdf=None, base_dir=None, fps=25.0, speed=1.0,
     times = frame_times(recording.t, fps, speed, start, end)
     system, scene = load_robot(text, base_dir)
     positions = config_positions(system, recording, times)
-    track = link_pose_track(system, scene, positions)
+    track = _placed(link_pose_track(system, scene, positions),
+                    base_poses(system, recording, times))
     view = fit_view(scene, track, size, azimuth, elevation, distance, target, frames=frames)
     return write_animation(path, scene, times, track, view, fps, speed, supersample)
 
@@ -305,10 +338,14 @@ def render_frame(source, path=None, t=None, positions=None, urdf=None, base_dir=
         q = config_positions(system, source, [time])[0]
         label = 't = %.2f s' % time
     track = link_pose_track(system, scene, [q])
-    # a still of a recording is framed like the animation of it: on the whole motion
-    motion = track if label is None else link_pose_track(
-        system, scene, config_positions(system, source, np.linspace(
-            source.t[0], source.t[-1], min(len(source.t), 200))))
+    motion = track
+    if label is not None:
+        track = _placed(track, base_poses(system, source, [time]))
+        # a still of a recording is framed like the animation of it: on the whole motion
+        span = np.linspace(source.t[0], source.t[-1], min(len(source.t), 200))
+        motion = _placed(link_pose_track(system, scene, config_positions(system, source,
+                                                                         span)),
+                         base_poses(system, source, span))
     view = fit_view(scene, motion, size, azimuth, elevation, distance, target, frames=frames)
     img = draw(scene, track[0], view, label=label, supersample=supersample)
     if path is not None:

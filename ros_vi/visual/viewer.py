@@ -154,9 +154,11 @@ class RobotView:
         self.poses = None
         self.set_positions(self.positions)
 
-    def set_positions(self, q):
+    def set_positions(self, q, base_pose=None):
         """Pose every link at joint positions ``q`` (nq,) [rad or m] in
-        :attr:`joint_names` order (mimic joints follow their leaders)."""
+        :attr:`joint_names` order (mimic joints follow their leaders), with the root link at
+        ``base_pose`` (4, 4) in the scene (a floating base's pose; default: where the
+        description puts it)."""
         q = np.asarray(q, dtype=float).reshape(-1)
         if q.shape != (len(self.joint_names),):
             raise ValueError('set_positions: expected %d positions (%s), got %d'
@@ -165,6 +167,8 @@ class RobotView:
         if not np.all(np.isfinite(q)):
             raise ValueError('set_positions: positions must be finite, got %s' % q)
         poses = link_pose_track(self.system, self.scene, [q])[0]
+        if base_pose is not None:
+            poses = np.asarray(base_pose, dtype=float) @ poses
         quats = rotations_to_quaternions(poses[:, :3, :3])
         with self.server.atomic():
             for link, g, (x, y, z, w) in zip(self.links, poses, quats):
@@ -173,10 +177,11 @@ class RobotView:
                 node.position = g[:3, 3].copy()
         self.positions, self.poses = q.copy(), poses
 
-    def set_joint_positions(self, names, values):
+    def set_joint_positions(self, names, values, base_pose=None):
         """Set the joints ``names`` to ``values`` [rad or m] (a JointState's name/position)
-        and redraw; joints not named keep their position, mimic joints and names the robot
-        does not have are ignored (they follow their leaders, or are another robot's)."""
+        and redraw (the root link at ``base_pose``, as :meth:`set_positions`); joints not
+        named keep their position, mimic joints and names the robot does not have are
+        ignored (they follow their leaders, or are another robot's)."""
         names, values = list(names), np.asarray(values, dtype=float).reshape(-1)
         if len(names) != len(values):
             raise ValueError('set_joint_positions: %d names but %d values'
@@ -186,7 +191,7 @@ class RobotView:
             i = self._index.get(n)
             if i is not None:
                 q[i] = x
-        self.set_positions(q)
+        self.set_positions(q, base_pose)
 
     def remove(self):
         """Take the robot out of the scene."""
@@ -266,13 +271,14 @@ class LiveView:
         """The joint positions (nq,) last drawn."""
         return self.view.positions
 
-    def draw(self, positions):
-        """Pose the robot at ``positions`` (nq,) [rad or m] unless the last drawing is less
-        than a period old."""
+    def draw(self, positions, base_pose=None):
+        """Pose the robot at ``positions`` (nq,) [rad or m] (and its root link at
+        ``base_pose`` (4, 4), a floating base's) unless the last drawing is less than a
+        period old."""
         now = time.monotonic()
         if now - self._drawn >= self.period:
             self._drawn = now
-            self.view.set_positions(positions)
+            self.view.set_positions(positions, base_pose)
 
     def stop(self):
         self.server.stop()

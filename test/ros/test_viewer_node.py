@@ -51,15 +51,21 @@ def spun(probe):
         node.destroy_node()
 
 
-def test_viewer_node_draws_the_simulated_arm(probe, spun):
+def _drawing_viewer(probe, spun, sim):
+    """A viewer node in ``sim``'s namespace, once it has drawn the simulator's robot."""
     from ros_vi.ros.viewer_node import ViewerNode
+    sim.wait_started()
+    viewer = spun(ViewerNode(context=probe.context, namespace=sim.namespace,
+                             parameter_overrides=[Parameter('port', value=_free_port())]))
+    wait_until(lambda: viewer.view is not None and viewer.drawn > 3,
+               what='the viewer to draw the robot')
+    return viewer
+
+
+def test_viewer_node_draws_the_simulated_arm(probe, spun):
     sim = SimProcess({'urdf_file': urdf('arm7'), 'rate': 500.0})
     try:
-        sim.wait_started()
-        viewer = spun(ViewerNode(context=probe.context, namespace=sim.namespace,
-                                 parameter_overrides=[Parameter('port', value=_free_port())]))
-        wait_until(lambda: viewer.view is not None and viewer.drawn > 3,
-                   what='the viewer to draw the robot')
+        viewer = _drawing_viewer(probe, spun, sim)
         assert viewer.view.joint_names == ['joint_%d' % i for i in range(1, 8)]
         pub = probe.publisher(Float64MultiArray, sim.topic('position_controller/commands'))
         pub.publish(Float64MultiArray(data=TARGET))
@@ -68,6 +74,39 @@ def test_viewer_node_draws_the_simulated_arm(probe, spun):
                    what='the drawn arm at the commanded target')
         probe.node.destroy_publisher(pub)
     finally:
+        code, out = sim.stop()
+    assert code == 0, out
+
+
+def test_viewer_node_draws_a_floating_robot_at_its_odometry(probe, spun, tmp_path):
+    """With a floating base the viewer node places the root link at the pose of odom."""
+    import floating_case as case
+    from nav_msgs.msg import Odometry
+    from ros_vi.ros.conversions import pose_to_matrix
+    path = tmp_path / 'walker.urdf'
+    path.write_text(case.URDF)
+    sim = SimProcess({'urdf_file': str(path), 'rate': 100.0, 'floating_base': True,
+                      'initial_base_pose': list(case.POSE), 'gravity': [0.0, 0.0, 0.0],
+                      'initial_base_twist': list(case.TWIST)})
+    odom = probe.subscribe(Odometry, sim.topic('odom'))
+    try:
+        viewer = _drawing_viewer(probe, spun, sim)
+        assert viewer.view.joint_names == case.JOINTS
+
+        def drawn_at_odometry():
+            # the base drawn where some odometry received put it
+            drawn = viewer.view.poses[viewer.view.links.index('base')]
+            for msg in odom.msgs[-50:]:
+                p, o = msg.pose.pose.position, msg.pose.pose.orientation
+                if np.allclose(drawn, pose_to_matrix((p.x, p.y, p.z), (o.x, o.y, o.z, o.w)),
+                               atol=1e-12):
+                    return True
+            return False
+        wait_until(drawn_at_odometry, what='the base drawn at a received odom pose')
+        assert not np.allclose(viewer.view.poses[viewer.view.links.index('base')], np.eye(4),
+                               atol=0.1)
+    finally:
+        probe.unsubscribe(odom)
         code, out = sim.stop()
     assert code == 0, out
 
