@@ -144,6 +144,9 @@ class RobotParameters:
                                    string())
     urdf_file: str = param('', 'path of a .urdf or .xacro file (package:// and file:// URIs '
                                'accepted); used when robot_description is empty', string())
+    world_file: str = param('', 'path of a world file (docs/world-files.md: robots under '
+                                 'prefixes and loose objects; its gravity and initial state); '
+                                 'instead of robot_description and urdf_file', string())
     xacro_allowed_paths: list = param([], 'directories a .xacro urdf_file may read besides its '
                                           'own directory tree and the ROS packages', strings)
     strict_urdf: bool = param(False, 'refuse a robot description with any quirk the importer '
@@ -159,12 +162,14 @@ class RobotParameters:
                               string(INERTIA_POLICIES))
 
     def validate(self):
-        if self.robot_description.strip() and self.urdf_file.strip():
-            raise ParameterError('parameters robot_description and urdf_file: give one, '
-                                 'not both')
-        if not self.robot_description.strip() and not self.urdf_file.strip():
+        given = [n for n in ('robot_description', 'urdf_file', 'world_file')
+                 if getattr(self, n).strip()]
+        if len(given) > 1:
+            raise ParameterError('parameters %s: give one, not both' % ' and '.join(given))
+        if not given:
             raise ParameterError('parameters robot_description and urdf_file: one is '
-                                 'required (URDF text, or the path of a .urdf/.xacro file)')
+                                 'required (URDF text, or the path of a .urdf/.xacro file; or '
+                                 'world_file)')
 
 
 @dataclass
@@ -483,6 +488,18 @@ def update(cfg, params):
 
 
 # ---------------------------------------------------------------------- parameters -> robot
+def _world(world_file):
+    """(URDF text, gravity (3,), setup options) of a world file; ParameterError naming
+    ``world_file``."""
+    from .. import resources
+    from ..simulation.world import WorldError, load_world
+    try:
+        world = load_world(resources.resolve_uri(world_file.strip()))
+        return world.urdf(), tuple(world.gravity), world.setup_options()
+    except (WorldError, resources.ResourceError) as err:
+        raise ParameterError('parameter world_file: %s' % err) from None
+
+
 def robot_setup(cfg, **options):
     """The :class:`ros_vi.simulation.RobotSetup` of a node's robot parameters
     (``robot_description`` or ``urdf_file`` with ``xacro_allowed_paths``, ``prefix``,
@@ -491,10 +508,18 @@ def robot_setup(cfg, **options):
     trajectory joints), named like the node parameters.  Raises :class:`ParameterError` naming the parameter, or
     :class:`ros_vi.urdf.URDFError` naming it for a description the importer refuses."""
     from ..simulation import OptionError, load_description, setup_robot
+    gravity = cfg.gravity
+    if getattr(cfg, 'world_file', '').strip():
+        text, gravity, world_options = _world(cfg.world_file)
+        # the world's initial state, unless the node's own initial_* parameters give one
+        if not options.get('initial_joints'):
+            options.update(world_options)
+        base_dir, where = None, 'world_file (%s)' % cfg.world_file
     try:
-        text, base_dir, where = load_description(cfg.robot_description, cfg.urdf_file,
-                                                 cfg.xacro_allowed_paths)
-        return setup_robot(text, prefix=cfg.prefix, gravity=cfg.gravity,
+        if not getattr(cfg, 'world_file', '').strip():
+            text, base_dir, where = load_description(cfg.robot_description, cfg.urdf_file,
+                                                     cfg.xacro_allowed_paths)
+        return setup_robot(text, prefix=cfg.prefix, gravity=gravity,
                            strict=cfg.strict_urdf, base_dir=base_dir,
                            where='parameter ' + where,
                            import_options={'inertia': cfg.urdf_inertia}, **options)
