@@ -55,12 +55,22 @@ def test_integers_are_accepted_for_floats():
      r'parameter publish_rate: 101 Hz is above rate \(100 Hz\)'),
     (dict(urdf_file=''), 'parameters robot_description and urdf_file: one is required'),
     (dict(robot_description='<robot/>'), 'give one, not both'),
+    (dict(world_file='w.yaml'), 'parameters urdf_file and world_file: give one, not both'),
 ])
 def test_simulator_errors_name_the_parameter(overrides, match):
     args = dict(urdf_file='r.urdf')
     args.update(overrides)
     with pytest.raises(ParameterError, match=match):
         read(SimulatorParameters, **args)
+
+
+def test_a_bad_world_file_is_refused_naming_the_parameter(tmp_path):
+    from ros_vi.ros.parameters import robot_setup
+    bad = tmp_path / 'w.yaml'
+    bad.write_text('objects: [{name: a, shape: {cone: 1}, mass: 1}]\n')
+    cfg = read(SimulatorParameters, world_file=str(bad))
+    with pytest.raises(ParameterError, match=r'parameter world_file: .*objects\[0\]\.shape'):
+        robot_setup(cfg)
 
 
 def test_controller_parameters_dt_and_gains():
