@@ -162,3 +162,31 @@ def test_reset_puts_the_objects_back_at_their_initial_poses():
     sim.system.q = sim.state().positions
     assert np.abs(box.body.g() - start).max() < 1e-14
     sim.step(10)                    # and it flies again from there
+
+
+def test_a_world_recording_is_drawn_with_its_objects(tmp_path):
+    from ros_vi.cli import main
+    from ros_vi.recording import load_recording
+    from ros_vi.visual.playback import (animate, config_positions, free_body_poses,
+                                        link_pose_track, load_robot)
+    world = os.path.join(os.path.dirname(URDF), 'worlds', 'throw.yaml')
+    out = tmp_path / 'throw.npz'
+    assert main(['simulate', world, '--duration', '0.3', '--no-progress', '--out',
+                 str(out)]) == 0
+    rec = load_recording(str(out))
+    system, scene = load_robot(rec.robot_description)
+    assert [j.name for j in system.free_joints] == ['book', 'ball', 'can']
+    times = np.array([0.0, 0.1, 0.3])
+    track = link_pose_track(system, scene, config_positions(system, rec, times),
+                            free_body_poses(system, rec, times))
+    ball = track[:, scene.links.index('ball')]
+    # thrown from (2, 0, 1) at (-0.5, 1, 5) m/s: on its parabola, drawn where it flew
+    g = np.array([0.0, 0.0, -9.81])
+    for k, t in enumerate(times):
+        expected = np.array([2.0, 0.0, 1.0]) + np.array([-0.5, 1.0, 5.0]) * t + 0.5 * g * t * t
+        assert np.abs(ball[k, :3, 3] - expected).max() < 1e-9
+    # the book turned (12 rad/s about its middle axis): drawn turned
+    book = track[:, scene.links.index('book')]
+    assert np.abs(book[2, :3, :3] - np.eye(3)).max() > 0.5
+    film = animate(rec, str(tmp_path / 'throw.gif'), fps=10)
+    assert film.frames == 3 and os.path.getsize(tmp_path / 'throw.gif') > 0

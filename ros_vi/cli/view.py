@@ -95,8 +95,10 @@ def run(args):
     return _live(args)
 
 
-def _serve(args, urdf, base_dir, gravity=(0.0, 0.0, -1.0)):
-    """(server, RobotView); CommandError naming the port when it is taken."""
+def _serve(args, urdf, base_dir, gravity=(0.0, 0.0, -1.0), joint_names=None):
+    """(server, RobotView); CommandError naming the port when it is taken.  ``joint_names``:
+    a recording's, whose floating joints' configs choose how the model reads them
+    (:func:`ros_vi.visual.playback.load_robot`)."""
     from ..urdf import URDFError
     from ..visual.viewer import RobotView, ViewerError, fit_camera, serve
     try:
@@ -104,7 +106,8 @@ def _serve(args, urdf, base_dir, gravity=(0.0, 0.0, -1.0)):
     except ViewerError as err:
         raise CommandError(str(err)) from None
     try:
-        view = RobotView(server, urdf, base_dir=base_dir, frames=args.frames)
+        view = RobotView(server, urdf, base_dir=base_dir, frames=args.frames,
+                         joint_names=joint_names)
     except (URDFError, ValueError) as err:
         server.stop()
         raise CommandError('cannot draw the robot: %s' % err) from None
@@ -323,11 +326,14 @@ class _LiveGui:
         with live.lock:
             q = live.state.positions.copy() if self.pending is None else self.pending
             playing, error = live.playing, live.error
+            # free joints: their angles are in the plant's charts (ros_vi.mechanics.free)
+            charts = live.plant.free_charts
+            attitudes = None if charts is None else charts.attitudes(live.plant.model)
             due = time.monotonic() >= self.next_gui
             if due:
                 history = list(live.history)
-        if self.shown is None or not np.array_equal(q, self.shown):
-            self.view.set_positions(q)
+        if self.shown is None or not np.array_equal(q, self.shown) or attitudes is not None:
+            self.view.set_positions(q, bodies=attitudes)
             self.shown = q
         if not due:
             return
@@ -349,7 +355,7 @@ class _LiveGui:
 
 # --------------------------------------------------------------------------- replay
 def _replay(args):
-    from ..visual.playback import base_poses, config_positions
+    from ..visual.playback import base_poses, config_positions, free_body_poses
     from ..visual.viewer import Playback
     rec = read_recording(args.target)
     if args.model is not None:
@@ -360,10 +366,11 @@ def _replay(args):
     else:
         raise CommandError('recording %r has no robot description (a CSV keeps none): give '
                            'the model with --model' % args.target)
-    server, view = _serve(args, urdf, base_dir)
+    server, view = _serve(args, urdf, base_dir, joint_names=rec.joint_names)
     t0, t1 = float(rec.t[0]), float(rec.t[-1])
     try:
         config_positions(view.system, rec, [t0])
+        free_body_poses(view.system, rec, [t0])
     except ValueError as err:
         server.stop()
         raise CommandError('%s: %s' % (args.target, err)) from None
@@ -372,7 +379,8 @@ def _replay(args):
     def show(t):
         base = base_poses(view.system, rec, [t])      # a floating base's, or None
         view.set_positions(config_positions(view.system, rec, [t])[0],
-                           None if base is None else base[0])
+                           None if base is None else base[0],
+                           free_body_poses(view.system, rec, [t]))
     playback = Playback(server, t0, t1, show)
 
     def step():

@@ -29,8 +29,8 @@ A world file is YAML with one schema::
 description of the whole scene: a root link ``world``, each robot's links and joints under
 its prefix hung from it by a fixed joint (or a ``floating`` joint: a free joint) at its
 pose, and each object as a link on a ``floating`` joint named after it.  Everything that
-simulates a URDF (``Simulation``, the node, ``ros-vi simulate``/``info``, the recorders)
-therefore simulates a world, with the objects' and floating bases'
+simulates a URDF (``Simulation``, the node, ``ros-vi simulate``/``view``/``info``/``animate``,
+the recorders) therefore simulates a world, with the objects' and floating bases'
 configs those of free joints (``ros_vi.mechanics.free``; their translation along the axes of
 the initial pose, their angles on the moving chart).  Contact between the bodies is not
 simulated yet: objects fall through the ground plane.

@@ -21,7 +21,8 @@ from ..urdf import import_urdf, link_geometry
 from .render import RobotScene, draw, fit_view
 
 __all__ = ['animate', 'render_frame', 'write_animation', 'Animation', 'load_robot',
-           'joint_columns', 'config_positions', 'base_poses', 'frame_times', 'link_pose_track',
+           'joint_columns', 'config_positions', 'base_poses', 'free_body_poses', 'frame_times',
+           'link_pose_track',
            'check_size', 'OUTPUT_TYPES', 'MAX_FRAMES']
 
 OUTPUT_TYPES = ('.gif', '.mp4')
@@ -43,26 +44,41 @@ class Animation:
     end: float
 
 
-def load_robot(urdf_text, base_dir=None, packages_only=False):
+def load_robot(urdf_text, base_dir=None, packages_only=False, joint_names=None):
     """``(system, scene)`` of a URDF: the imported System (for the kinematics; importer
     quirks are not repeated here, ``ros-vi info`` reports them) and its :class:`RobotScene`
     of visual shapes (missing meshes warn, see :func:`ros_vi.urdf.link_geometry`;
     ``packages_only``: only ``package://`` meshes of installed packages, for a description
-    from a ROS graph).  A ``floating`` joint gets its six Euler-angle configs
-    (``floating_base='euler'``, as a simulation of it has them)."""
+    from a ROS graph).  A ``floating`` joint is a free joint, as a simulation of it has it:
+    a drawing places it by its body's pose (:func:`free_body_poses`, ``link_pose_track``'s
+    ``bodies``); when the recording's ``joint_names`` carry its six Euler-angle configs
+    instead (``joint_yaw``: a recording made with ``floating_base='euler'``), the model
+    has those."""
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        system = import_urdf(urdf_text, floating_base='euler')
+        system = import_urdf(urdf_text)
+        if joint_names is not None and system.free_joints:
+            names = set(joint_names)
+            if any(c.name[:-3] + '_yaw' in names for j in system.free_joints
+                   for c in j.configs[3:4]):
+                system = import_urdf(urdf_text, floating_base='euler')
     shapes = link_geometry(urdf_text, 'visual', base_dir=base_dir,
                            packages_only=packages_only)
     return system, RobotScene(system.urdf, shapes)
 
 
+def _free_configs(system):
+    """Names of the configs of the system's free joints (placed by their bodies' poses)."""
+    return {c.name for j in system.free_joints for c in j.configs}
+
+
 def joint_columns(system, joint_names):
-    """Column of each of the system's configs in a recording's ``joint_names``; ValueError
-    naming the configs the recording lacks and the joints the model does not have (mimic
-    joints in the recording are accepted: they follow their leaders)."""
-    configs = [c.name for c in system.configs]
+    """Column of each of the system's configs in a recording's ``joint_names`` (-1 for a
+    free joint's config: a recording carries its body's pose instead); ValueError naming
+    the configs the recording lacks and the joints the model does not have (mimic joints in
+    the recording are accepted: they follow their leaders)."""
+    free = _free_configs(system)
+    configs = [c.name for c in system.configs if c.name not in free]
     mimic = set(system.urdf.mimic_joint_names) if getattr(system, 'urdf', None) else set()
     names = list(joint_names)
     missing = [c for c in configs if c not in names]
@@ -77,7 +93,7 @@ def joint_columns(system, joint_names):
                          % ', '.join(map(repr, unknown)))
         raise ValueError('recording and model do not match: %s (model joints: %s)'
                          % ('; '.join(parts), ', '.join(configs) or 'none'))
-    return [names.index(c) for c in configs]
+    return [-1 if c.name in free else names.index(c.name) for c in system.configs]
 
 
 def frame_times(t, fps=25.0, speed=1.0, start=None, end=None):
@@ -115,9 +131,10 @@ def config_positions(system, recording, times):
     """Config positions (len(times), nQ) [rad or m] of ``system`` at recording times [s]:
     each config's recorded column (:func:`joint_columns`), interpolated linearly in time
     (held at the ends)."""
-    columns = joint_columns(system, recording.joint_names)
+    columns = np.array(joint_columns(system, recording.joint_names), dtype=int)
     t = np.asarray(recording.t, float)
-    pos = np.asarray(recording.position, float).reshape(len(t), -1)[:, columns]
+    pos = np.asarray(recording.position, float).reshape(len(t), -1)[:, np.maximum(columns, 0)]
+    pos[:, columns < 0] = 0.0        # free joints: placed by their bodies' poses
     missing = np.argwhere(~np.isfinite(pos))
     if missing.size:        # a bag's joint that a message does not carry: nan
         k, j = missing[0]
@@ -138,12 +155,38 @@ def base_poses(system, recording, times):
     when the recording has no such body (a fixed robot).  Between samples the position is
     interpolated linearly and the attitude along the shortest rotation (normalised linear
     interpolation of the quaternions, one hemisphere)."""
-    from ..conventions import pose_to_matrix
     root = system.urdf.root_link
     match = [b for b, name in enumerate(recording.bodies) if name.endswith(root)]
     if not match:
         return None
-    pose = np.asarray(recording.body_pose, float)[:, match[0]]
+    return _body_track(recording, match[0], times)
+
+
+def free_body_poses(system, recording, times):
+    """Poses (len(times), nfree, 4, 4) of the system's free joints' bodies (each in its
+    joint's parent frame, ``system.free_joints`` order) at recording times [s], from the
+    recording's free bodies (interpolated as :func:`base_poses`); None without free joints.
+    ValueError naming a free body the recording does not carry."""
+    if not system.free_joints:
+        return None
+    names = list(recording.bodies)
+    lacking = [j.name for j in system.free_joints if j.name not in names]
+    if lacking:
+        raise ValueError('recording and model do not match: the recording has no pose of '
+                         'the free bodies %s (it has %s)'
+                         % (', '.join(map(repr, lacking)), ', '.join(names) or 'none'))
+    out = np.empty((len(times), len(system.free_joints), 4, 4))
+    for k, joint in enumerate(system.free_joints):
+        out[:, k] = _body_track(recording, names.index(joint.name), times)
+    return out
+
+
+def _body_track(recording, b, times):
+    """Poses (len(times), 4, 4) of recorded body ``b`` at ``times``: the position
+    interpolated linearly, the attitude along the shortest rotation (normalised linear
+    interpolation of the quaternions, one hemisphere); held at the ends."""
+    from ..conventions import pose_to_matrix
+    pose = np.asarray(recording.body_pose, float)[:, b]
     t = np.asarray(recording.t, float)
     quats = pose[:, 3:].copy()
     for k in range(1, len(quats)):          # neighbours on one hemisphere
@@ -162,16 +205,31 @@ def _placed(track, base):
     return track if base is None else np.einsum('fij,fljk->flik', base, track)
 
 
-def link_pose_track(system, scene, positions):
+def link_pose_track(system, scene, positions, bodies=None):
     """(nframes, nlinks, 4, 4) world link poses in ``scene.links`` order at each row of
     config ``positions`` (nframes, nq): the robot's own forward kinematics
-    (``system.urdf.link_poses``), evaluated on a Data of its own (``system`` is not
-    moved)."""
+    (``system.urdf.link_poses``), evaluated on a Data of its own (``system``'s state is not
+    moved).  ``bodies`` (nframes, nfree, 4, 4): the poses of its free joints' bodies
+    (:func:`free_body_poses`; their configs in ``positions`` are then ignored), or
+    ``attitudes`` of their charts: a (nfree, 3, 3) array holds every frame's reference
+    attitudes (a live simulation's, with its chart angles in ``positions``)."""
     data = system.model.create_data()
     robot = system.urdf
+    charts = system.free_charts
     out = np.empty((len(positions), len(scene.links), 4, 4))
+    bodies = None if bodies is None else np.asarray(bodies, float)
+    if charts is not None and bodies is not None and bodies.ndim == 3:
+        charts.set_attitudes(bodies)            # the same charts for every frame
+        bodies = None
     with system.evaluate_at(data):
         for k, q in enumerate(positions):
+            q = np.array(q, float)
+            if charts is not None and bodies is not None:
+                # each body at its pose: the chart centred on its attitude, angles 0
+                charts.set_attitudes(bodies[k, :, :3, :3])
+                for j, rows in enumerate(zip(charts.translation, charts.rotation)):
+                    q[rows[0]] = bodies[k, j, :3, 3]
+                    q[rows[1]] = 0.0
             data.set(q=q)
             poses = robot.link_poses()
             out[k] = [poses[l] for l in scene.links]
@@ -269,9 +327,10 @@ def animate(recording, path, urdf=None, base_dir=None, fps=25.0, speed=1.0,
         raise ValueError('the recording has no robot description (a CSV recording keeps '
                          'none): give the URDF')
     times = frame_times(recording.t, fps, speed, start, end)
-    system, scene = load_robot(text, base_dir)
+    system, scene = load_robot(text, base_dir, joint_names=recording.joint_names)
     positions = config_positions(system, recording, times)
-    track = _placed(link_pose_track(system, scene, positions),
+    track = _placed(link_pose_track(system, scene, positions,
+                                    free_body_poses(system, recording, times)),
                     base_poses(system, recording, times))
     view = fit_view(scene, track, size, azimuth, elevation, distance, target, frames=frames)
     return write_animation(path, scene, times, track, view, fps, speed, supersample)
@@ -330,21 +389,22 @@ def render_frame(source, path=None, t=None, positions=None, urdf=None, base_dir=
         text = urdf if urdf is not None else source.robot_description
         if not text:
             raise ValueError('the recording has no robot description: give the URDF')
-        system, scene = load_robot(text, base_dir)
+        system, scene = load_robot(text, base_dir, joint_names=source.joint_names)
         time = float(source.t[0]) if t is None else float(t)
         if not source.t[0] - 1e-9 <= time <= source.t[-1] + 1e-9:
             raise ValueError('t %g s is outside the recording (%g to %g s)'
                              % (time, source.t[0], source.t[-1]))
         q = config_positions(system, source, [time])[0]
         label = 't = %.2f s' % time
-    track = link_pose_track(system, scene, [q])
+    track = link_pose_track(system, scene, [q], None if label is None
+                            else free_body_poses(system, source, [time]))
     motion = track
     if label is not None:
         track = _placed(track, base_poses(system, source, [time]))
         # a still of a recording is framed like the animation of it: on the whole motion
         span = np.linspace(source.t[0], source.t[-1], min(len(source.t), 200))
-        motion = _placed(link_pose_track(system, scene, config_positions(system, source,
-                                                                         span)),
+        motion = _placed(link_pose_track(system, scene, config_positions(system, source, span),
+                                         free_body_poses(system, source, span)),
                          base_poses(system, source, span))
     view = fit_view(scene, motion, size, azimuth, elevation, distance, target, frames=frames)
     img = draw(scene, track[0], view, label=label, supersample=supersample)

@@ -128,12 +128,12 @@ class RobotView:
     """
 
     def __init__(self, server, urdf_text, base_dir=None, name='robot', frames=False,
-                 packages_only=False):
+                 packages_only=False, joint_names=None):
         self.server = server
         self.name = '/' + name.strip('/')
         # a mesh that cannot be read warns (URDFWarning) from the geometry reader and
         # leaves its link without triangles: the scene's skeleton stands in for it
-        self.system, self.scene = load_robot(urdf_text, base_dir, packages_only)
+        self.system, self.scene = load_robot(urdf_text, base_dir, packages_only, joint_names)
         bare = {self.scene.links[i] for i in self.scene.bare_links}
         self.joint_names = [c.name for c in self.system.configs]
         self.links = list(self.scene.links)
@@ -154,11 +154,13 @@ class RobotView:
         self.poses = None
         self.set_positions(self.positions)
 
-    def set_positions(self, q, base_pose=None):
+    def set_positions(self, q, base_pose=None, bodies=None):
         """Pose every link at joint positions ``q`` (nq,) [rad or m] in
         :attr:`joint_names` order (mimic joints follow their leaders), with the root link at
         ``base_pose`` (4, 4) in the scene (a floating base's pose; default: where the
-        description puts it)."""
+        description puts it).  ``bodies``: the free joints' bodies (a world's objects), as
+        :func:`~.playback.link_pose_track` takes them: their poses (1, nfree, 4, 4) or the
+        reference attitudes (nfree, 3, 3) of the charts ``q``'s angles are in."""
         q = np.asarray(q, dtype=float).reshape(-1)
         if q.shape != (len(self.joint_names),):
             raise ValueError('set_positions: expected %d positions (%s), got %d'
@@ -166,7 +168,7 @@ class RobotView:
                                 q.size))
         if not np.all(np.isfinite(q)):
             raise ValueError('set_positions: positions must be finite, got %s' % q)
-        poses = link_pose_track(self.system, self.scene, [q])[0]
+        poses = link_pose_track(self.system, self.scene, [q], bodies)[0]
         if base_pose is not None:
             poses = np.asarray(base_pose, dtype=float) @ poses
         quats = rotations_to_quaternions(poses[:, :3, :3])
