@@ -2,14 +2,14 @@
 across fixed joints) is judged by its composite inertia, never the body welded to the world.
 Every fixture that imports is checked against Pinocchio (mass matrix and bias forces to
 1e-12 relative); the warnings and refusals are asserted word for word where they matter."""
-import warnings
 
 import numpy as np
 import pytest
 
-from ros_vi.urdf import URDFError, URDFWarning, import_urdf
+from ros_vi.urdf import URDFError, import_urdf
 
 import test_urdf_cases as cases
+from test_urdf_tolerance import _import
 
 pin = pytest.importorskip('pinocchio', reason='pin (Pinocchio) is the oracle')
 
@@ -28,13 +28,6 @@ NOT_PSD = (1e-3, 2e-3, 0.0, 1e-3, 0.0, 1e-3)         # principal moments -1e-3, 
 
 def _robot(name, items, base=BASE):
     return cases.robot(name, [base] + ARM + items)
-
-
-def _import(xml, **options):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter('always')
-        system = import_urdf(xml, **options)
-    return system, [str(w.message) for w in caught if w.category is URDFWarning]
 
 
 def pinocchio_error(system, xml, seeds=(0, 1, 2)):

@@ -34,6 +34,7 @@ keeps trep's default drawing.
 
 World z is up; lengths in m, times in s, angles in rad.
 """
+import abc
 import dataclasses
 import math
 import os
@@ -112,7 +113,7 @@ def _frame(system, frame):
     return frame
 
 
-class VisualItem:
+class VisualItem(abc.ABC):
     """A System and its trajectory (trep's ``VisualItem``; use :class:`VisualItem3D` or
     :class:`VisualItem2D`).
 
@@ -197,9 +198,10 @@ class VisualItem:
         """(4, 4) placement of the item's drawing in the world."""
         return np.eye(4)
 
+    @abc.abstractmethod
     def ball_radius(self, mass):
-        """Radius [m] of the ball drawn for a frame of ``mass`` [kg]."""
-        raise NotImplementedError
+        """Radius [m] of the ball drawn for a frame of ``mass`` [kg] (a 3-D item: a sphere
+        of its density; a 2-D item: a disc)."""
 
     def drawings(self):
         """``(bodies, segments)``: bodies ``[(frame or None, Shape)]`` in frame
