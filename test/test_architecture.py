@@ -384,9 +384,11 @@ def python_files(folder):
                 yield os.path.join(where, name)
 
 
-# caches of file contents, not of state: read-only arrays keyed by the file's path,
-# modification time and size (functools.lru_cache is thread-safe)
-FILE_CACHES = {(os.path.join('ros_vi', 'urdf', 'shapes.py'), '_load_mesh')}
+# caches of file contents, not of state (functools.lru_cache is thread-safe): read-only
+# mesh arrays keyed by the file's path, modification time and size; the digest of the
+# core's sources a process has loaded (the stamp of its compiled kernels)
+FILE_CACHES = {(os.path.join('ros_vi', 'urdf', 'shapes.py'), '_load_mesh'),
+               (os.path.join('ros_vi', 'kernel_cache.py'), 'kernel_sources_stamp')}
 
 
 def test_no_module_level_mutable_cache_in_the_core():
