@@ -79,6 +79,8 @@ def test_solid_inertias_match_their_closed_forms_and_limits():
     ('robots: [{name: r, urdf_text: "<robot name=\'r\'><link name=\'a\'/></robot>", '
      'twist: {linear: [1, 0, 0]}}]', 'only a floating robot has a twist'),
     ('gravity: [0, 0, -9.81\n', 'not YAML'),
+    ('robots: [{name: "arm 1", urdf_text: "<robot name=\'r\'><link name=\'a\'/></robot>"}]',
+     r"robots\[0\]\.name 'arm 1' is not a ROS name token"),
 ])
 def test_bad_world_files_are_refused_naming_the_entry(text, message):
     with pytest.raises(WorldError, match=message):
@@ -190,3 +192,12 @@ def test_a_world_recording_is_drawn_with_its_objects(tmp_path):
     assert np.abs(book[2, :3, :3] - np.eye(3)).max() > 0.5
     film = animate(rec, str(tmp_path / 'throw.gif'), fps=10)
     assert film.frames == 3 and os.path.getsize(tmp_path / 'throw.gif') > 0
+
+
+def test_joints_belong_to_the_robot_of_the_longest_prefix():
+    """Robot ``a`` (prefix ``a``) and ``ab`` (prefix ``ab``): ``abx`` is ``ab``'s joint."""
+    text = "<robot name='r'><link name='l'/></robot>"
+    world = load_world('robots:\n  - {name: a, prefix: a, urdf_text: "%s"}\n'
+                       '  - {name: ab, prefix: ab, urdf_text: "%s"}\n' % (text, text))
+    assert world.robot_joints(['ax', 'abx', 'other', 'ay']) == {'a': ['ax', 'ay'],
+                                                                 'ab': ['abx']}

@@ -489,13 +489,13 @@ def update(cfg, params):
 
 # ---------------------------------------------------------------------- parameters -> robot
 def _world(world_file):
-    """(URDF text, gravity (3,), setup options) of a world file; ParameterError naming
-    ``world_file``."""
+    """(:class:`~ros_vi.simulation.world.World`, its URDF text) of a world file;
+    ParameterError naming ``world_file``."""
     from .. import resources
     from ..simulation.world import WorldError, load_world
     try:
         world = load_world(resources.resolve_uri(world_file.strip()))
-        return world.urdf(), tuple(world.gravity), world.setup_options()
+        return world, world.urdf()
     except (WorldError, resources.ResourceError) as err:
         raise ParameterError('parameter world_file: %s' % err) from None
 
@@ -508,20 +508,23 @@ def robot_setup(cfg, **options):
     trajectory joints), named like the node parameters.  Raises :class:`ParameterError` naming the parameter, or
     :class:`ros_vi.urdf.URDFError` naming it for a description the importer refuses."""
     from ..simulation import OptionError, load_description, setup_robot
-    gravity = cfg.gravity
+    gravity, world = cfg.gravity, None
     if getattr(cfg, 'world_file', '').strip():
-        text, gravity, world_options = _world(cfg.world_file)
+        world, text = _world(cfg.world_file)
+        gravity = tuple(world.gravity)
         # the world's initial state, unless the node's own initial_* parameters give one
         if not options.get('initial_joints'):
-            options.update(world_options)
+            options.update(world.setup_options())
         base_dir, where = None, 'world_file (%s)' % cfg.world_file
     try:
         if not getattr(cfg, 'world_file', '').strip():
             text, base_dir, where = load_description(cfg.robot_description, cfg.urdf_file,
                                                      cfg.xacro_allowed_paths)
-        return setup_robot(text, prefix=cfg.prefix, gravity=gravity,
-                           strict=cfg.strict_urdf, base_dir=base_dir,
-                           where='parameter ' + where,
-                           import_options={'inertia': cfg.urdf_inertia}, **options)
+        setup = setup_robot(text, prefix=cfg.prefix, gravity=gravity,
+                            strict=cfg.strict_urdf, base_dir=base_dir,
+                            where='parameter ' + where,
+                            import_options={'inertia': cfg.urdf_inertia}, **options)
+        setup.world = world
+        return setup
     except OptionError as err:
         raise ParameterError('parameter %s' % err) from None

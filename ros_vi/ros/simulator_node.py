@@ -22,6 +22,11 @@ Subscribes
     (trajectory_msgs/JointTrajectory).
 Action
     joint_trajectory_controller/follow_joint_trajectory (control_msgs FollowJointTrajectory).
+A world (``world_file``) with robots: each robot's joints have their own joint trajectory
+controller ``<robot>/joint_trajectory_controller/..`` (topic, action, state; in place of
+the one above) and forward command topics ``<robot>/{effort,position,velocity}_controller/
+commands`` (that robot's command joints, in order; the whole-world ones stay), and each
+floating robot its ``<robot>/odom`` (frame ``world``).
 Services (std_srvs/Trigger)
     ~/reset, ~/pause, ~/unpause, ~/step (``step_ticks`` ticks while paused).
 
@@ -31,6 +36,7 @@ the command rules are :class:`ros_vi.simulation.Simulation`'s, the step thread i
 :class:`~ros_vi.ros.step_loop.StepLoop` (paced by the monotonic clock times
 ``real_time_factor``), the diagnostics :class:`~ros_vi.ros.diagnostics.SimulatorDiagnostics`.
 """
+import dataclasses
 import functools
 import math
 import sys
@@ -108,11 +114,13 @@ class SimulatorNode(Node):
         self._pub_js = self.create_publisher(JointState, 'joint_states', qos.STATE_QOS)
         self._pub_tf = self.create_publisher(TFMessage, 'tf', qos.TF_QOS)
         self._pub_tf_static = self.create_publisher(TFMessage, 'tf_static', qos.LATCHED_QOS)
-        # a floating base: its pose on tf (odom_frame -> root link) and on odom
+        # a floating base: its pose on tf (odom_frame -> root link) and on odom; a world's
+        # floating robots: their odometry in the world frame (their tf is the tree's)
         base = self.sim.floating_base
         self._base_index = None if base is None else self.sim.bodies.joints.index(base)
         self._pub_odom = (self.create_publisher(Odometry, 'odom', qos.STATE_QOS)
                           if base is not None and cfg.publish_odometry else None)
+        self._robot_odom = self._make_robot_odometry() if cfg.publish_odometry else []
         self._pub_desc = self.create_publisher(String, 'robot_description', qos.LATCHED_QOS)
         self._pub_clock = (self.create_publisher(ClockMsg, 'clock', qos.CLOCK_QOS)
                            if cfg.publish_clock else None)
@@ -128,17 +136,23 @@ class SimulatorNode(Node):
         # subscriptions (one callback at a time: commands keep their order)
         self.create_subscription(JointState, 'joint_commands', self._on_joint_commands,
                                  qos.COMMAND_QOS)
-        for interface in ('effort', 'position', 'velocity'):
-            self.create_subscription(
-                Float64MultiArray, '%s_controller/commands' % interface,
-                functools.partial(self._on_array_commands, interface), qos.COMMAND_QOS)
-        # the joint trajectory controller's topic, action and state (a coroutine action:
-        # its own group, so it never waits on the command callbacks)
-        self.follower = self._make_follower()
-        self.trajectory = None
-        if self.follower is not None:
-            self.trajectory = TrajectoryInterfaces(self, self.follower, lambda: self.sim.t,
-                                                   callback_group=ReentrantCallbackGroup())
+        self.command_topics = list(COMMAND_TOPICS)
+        for namespace, joints in self._command_groups():
+            for interface in ('effort', 'position', 'velocity'):
+                topic = namespace + '%s_controller/commands' % interface
+                self.create_subscription(
+                    Float64MultiArray, topic,
+                    functools.partial(self._on_array_commands, topic, interface, joints),
+                    qos.COMMAND_QOS)
+                if namespace:
+                    self.command_topics.append((topic, False))
+        # the joint trajectory controllers' topics, actions and states (coroutine actions:
+        # their own group, so they never wait on the command callbacks)
+        self.followers = self._make_followers()
+        self.trajectories = [
+            TrajectoryInterfaces(self, follower, lambda: self.sim.t, controller_name=name,
+                                 callback_group=ReentrantCallbackGroup())
+            for name, follower in self.followers.items()]
         # services: coroutines that wait for the step thread, so a long ~/step holds up no
         # other callback, on any executor
         services = ReentrantCallbackGroup()
@@ -191,24 +205,71 @@ class SimulatorNode(Node):
         except ValueError as err:
             raise ParameterError(str(err)) from None
 
-    def _make_follower(self):
-        """The :class:`TrajectoryFollower` of the set-up's trajectory joints (default: every
-        joint with a position interface), or None when there are none."""
+    def _robots(self, names):
+        """[(robot name, its names among ``names``)] of a world's robots that have some;
+        [] without a world."""
+        world = self.sim.world
+        if world is None:
+            return []
+        return [(robot, joints) for robot, joints in world.robot_joints(names).items()
+                if joints]
+
+    def _command_groups(self):
+        """[(topic namespace, joints)] of the forward command topics: the whole robot's
+        (``command_joints``) and, in a world, each robot's (its command joints)."""
+        return [('', None)] + [(robot + '/', joints)
+                               for robot, joints in self._robots(self.sim.command_joints)]
+
+    def _make_followers(self):
+        """{controller name: :class:`TrajectoryFollower`} of the set-up's trajectory joints
+        (default: every joint with a position interface): ``joint_trajectory_controller``,
+        or in a world one per robot, ``<robot>/joint_trajectory_controller``; {} when there
+        are no trajectory joints."""
         joints = self.setup.trajectory_joints
         if not joints:
-            return None
-        self._follow_index = np.array([self.sim.joint_names.index(j) for j in joints])
+            return {}
+        groups = self._robots(joints) if self.sim.world is not None else [('', joints)]
         # the URDF's <limit acceleration jerk> (URDF 1.2), per config name
         robot = self.setup.system.urdf
-        rates = {label: {n: v for n, v in zip(robot.config_names, values) if n in joints}
+        rates = {label: dict(zip(robot.config_names, values))
                  for label, values in (('acceleration', robot.acceleration_limits),
                                        ('jerk', robot.jerk_limits))}
-        # targets sampled half a tick ahead: the drive acts at the step's midpoint
-        return TrajectoryFollower(joints, goal_time_tolerance=self.cfg.goal_time_tolerance,
-                                  continuous_joints=self.setup.continuous_joints,
-                                  lookahead=0.5 / self.cfg.rate,
-                                  acceleration_limits=rates['acceleration'],
-                                  jerk_limits=rates['jerk'])
+        followers, self._follow_index = {}, {}
+        for name, group in groups:
+            # targets sampled half a tick ahead: the drive acts at the step's midpoint
+            follower = TrajectoryFollower(
+                group, goal_time_tolerance=self.cfg.goal_time_tolerance,
+                continuous_joints=[j for j in self.setup.continuous_joints if j in group],
+                lookahead=0.5 / self.cfg.rate,
+                acceleration_limits={j: v for j, v in rates['acceleration'].items()
+                                     if j in group},
+                jerk_limits={j: v for j, v in rates['jerk'].items() if j in group})
+            controller = (name + '/' if name else '') + 'joint_trajectory_controller'
+            followers[controller] = follower
+            self._follow_index[controller] = np.array([self.sim.joint_names.index(j)
+                                                       for j in group])
+        return followers
+
+    def _make_robot_odometry(self):
+        """[(publisher of <robot>/odom, body index, pose (4, 4) of its free joint's parent
+        frame in the world)] of a world's floating robots."""
+        world = self.sim.world
+        if world is None:
+            return []
+        # a floating robot's base: the first of the free bodies under its prefix (its root
+        # link's joint to the world comes before any free joint of its own description)
+        names = self.sim.bodies.names
+        objects = {o.name for o in world.objects}
+        owned = world.robot_joints([n for n in names if n not in objects])
+        odometry = []
+        for robot in world.robots:
+            if robot.floating:
+                index = names.index(owned[robot.name][0])
+                # the joint hangs from the world at the robot's pose: a fixed frame
+                parent = self.sim.system.get_frame(self.sim.bodies.parents[index]).g()
+                odometry.append((self.create_publisher(Odometry, robot.name + '/odom',
+                                                       qos.STATE_QOS), index, parent))
+        return odometry
 
     def _make_distances(self, cfg):
         """The :class:`~ros_vi.collision.CollisionDetector` of ``distance_pairs`` (None when
@@ -245,8 +306,9 @@ class SimulatorNode(Node):
     def tick(self, force_publish=False):
         """One tick (step thread): the trajectory follower's targets, the physics, then what
         is due on the topics."""
-        if self.following():
-            self._follow()
+        for controller, follower in self.followers.items():
+            if follower.active is not None or follower.pending is not None:
+                self._follow(controller)
         result = self.sim.tick()
         self.diagnostics.count_tick(result)
         ticks = self.sim.ticks
@@ -256,8 +318,8 @@ class SimulatorNode(Node):
             self.publish_clock()
         if publish:
             self.publish_state()
-            if self.trajectory is not None:
-                self.trajectory.publish_state(self.sim.t)
+            for trajectory in self.trajectories:
+                trajectory.publish_state(self.sim.t)
         if not result.ok:
             self.get_logger().error(result.error, throttle_duration_sec=1.0)
             if self.diagnostics.since_last(time.monotonic()) > 0.2:
@@ -270,9 +332,9 @@ class SimulatorNode(Node):
         return math.floor(ticks * ratio + 1e-9) != math.floor((ticks - 1) * ratio + 1e-9)
 
     def following(self):
-        follower = self.follower
-        return follower is not None and (follower.active is not None or
-                                         follower.pending is not None)
+        """True when a joint trajectory controller has a trajectory to follow."""
+        return any(f.active is not None or f.pending is not None
+                   for f in self.followers.values())
 
     def housekeeping(self):
         """Diagnostics every ``diagnostics_period``; returns the wall seconds to the next."""
@@ -284,7 +346,7 @@ class SimulatorNode(Node):
     def command_publishers(self, stamped=None):
         """{command topic: publishers}: all of them, or only those whose messages carry
         (``stamped=True``) or lack (False) the stamp of the state they answer."""
-        return {topic: self.count_publishers(topic) for topic, has_stamp in COMMAND_TOPICS
+        return {topic: self.count_publishers(topic) for topic, has_stamp in self.command_topics
                 if stamped is None or has_stamp == stamped}
 
     def state_subscribers(self):
@@ -311,6 +373,11 @@ class SimulatorNode(Node):
             transforms = [(self.cfg.odom_frame, base.name, base.pose)] + transforms
             if self._pub_odom is not None:
                 self._pub_odom.publish(conv.odometry_msg(base, self.cfg.odom_frame, stamp))
+        for publisher, index, parent in self._robot_odom:
+            body = state.bodies[index]
+            publisher.publish(conv.odometry_msg(
+                dataclasses.replace(body, parent='world', pose=parent @ body.pose), 'world',
+                stamp))
         if transforms:
             if self._tf_batch is None:
                 self._tf_batch = conv.TransformBatch((p, c) for p, c, _ in transforms)
@@ -332,24 +399,29 @@ class SimulatorNode(Node):
                                                         self._distance_frame, stamp))
 
     def publish_diagnostics(self):
-        pacer, trajectory = self.loop.pacer, self.trajectory
+        pacer = self.loop.pacer
         self.diagnostics.lockstep_timeouts = self.loop.lockstep_timeouts
         self._pub_diag.publish(self.diagnostics.message(self, {
             'trajectory': self._trajectory_status(),
-            'trajectories_refused': str(trajectory.refused if trajectory else 0),
+            'trajectories_refused': str(sum(t.refused for t in self.trajectories)),
             'overruns': str(pacer.slips if pacer is not None else 0),
             'behind_real_time_s': '%.6f' % (pacer.slipped if pacer is not None else 0.0),
             'urdf_warnings': str(len(self.setup.warnings))}))
 
     def _trajectory_status(self):
-        follower = self.follower
-        if follower is None:
+        """'none', or each controller's 'running', 'pending', 'holding' or 'idle' (with a
+        world's robots: ``<controller>: <status>`` joined by ``, ``)."""
+        def status(follower):
+            if follower.active is not None:
+                return 'running'
+            if follower.pending is not None:
+                return 'pending'
+            return 'holding' if follower.state() is not None else 'idle'
+        if not self.followers:
             return 'none'
-        if follower.active is not None:
-            return 'running'
-        if follower.pending is not None:
-            return 'pending'
-        return 'holding' if follower.state() is not None else 'idle'
+        if list(self.followers) == ['joint_trajectory_controller']:
+            return status(self.followers['joint_trajectory_controller'])
+        return ', '.join('%s: %s' % (name, status(f)) for name, f in self.followers.items())
 
     # ------------------------------------------------------------------ commands
     def _reject(self, problem):
@@ -361,10 +433,9 @@ class SimulatorNode(Node):
     def _commanded(self, names, source):
         """A command from ``source`` was applied to ``names``: the trajectory follower lets
         go of its joints (as a controller switch would), and lockstep may tick."""
-        follower = self.follower
-        if follower is not None and follower.state() is not None and \
-                set(names) & set(follower.joint_names):
-            follower.release('preempted by a command on %s' % source)
+        for follower in self.followers.values():
+            if follower.state() is not None and set(names) & set(follower.joint_names):
+                follower.release('preempted by a command on %s' % source)
         self.loop.commanded()
 
     def _on_joint_commands(self, msg):
@@ -398,16 +469,17 @@ class SimulatorNode(Node):
             return
         self._commanded(names, 'joint_commands')
 
-    def _on_array_commands(self, interface, msg):
+    def _on_array_commands(self, topic, interface, joints, msg):
         values = list(msg.data)
-        self.loop.post(lambda: self._apply_array_commands(interface, values))
+        self.loop.post(lambda: self._apply_array_commands(topic, interface, joints, values))
 
-    def _apply_array_commands(self, interface, values):
-        """forward_command_controller's command: one value per ``command_joints`` joint."""
-        topic = '%s_controller/commands' % interface
-        joints = self.sim.command_joints
+    def _apply_array_commands(self, topic, interface, joints, values):
+        """forward_command_controller's command: one value per joint of ``joints`` (None:
+        ``command_joints``)."""
+        whole = joints is None
+        joints = self.sim.command_joints if whole else joints
         try:
-            if interface == 'effort':
+            if interface == 'effort' and whole:
                 self.sim.set_command_vector(values)
             elif len(values) != len(joints):
                 raise ValueError('expected %d values for [%s], got %d'
@@ -419,12 +491,12 @@ class SimulatorNode(Node):
             return
         self._commanded(joints, topic)
 
-    def _follow(self):
-        """Before a tick: the trajectory follower's targets for it, applied as position
-        commands with velocity feed-forward."""
+    def _follow(self, controller):
+        """Before a tick: the targets of a joint trajectory controller's follower for it,
+        applied as position commands with velocity feed-forward."""
         state = self.sim.state()
-        idx = self._follow_index
-        follower = self.follower
+        idx = self._follow_index[controller]
+        follower = self.followers[controller]
         targets = follower.update(self.sim.t, state.positions[idx], state.velocities[idx])
         if targets is None:
             return
@@ -433,7 +505,7 @@ class SimulatorNode(Node):
                                        targets.velocities)
         except ValueError as err:            # e.g. a target beyond a command bound
             follower.release('the simulator refused the target: %s' % err)
-            self._reject('joint_trajectory_controller: %s' % err)
+            self._reject('%s: %s' % (controller, err))
 
     # ------------------------------------------------------------------ services
     async def _answer(self, response, fn):
@@ -503,8 +575,8 @@ class SimulatorNode(Node):
 
     def destroy_node(self):
         """Stop the step thread, finish the recording (if any), then destroy the node."""
-        if getattr(self, 'follower', None) is not None:
-            self.follower.release('the simulator is shutting down')
+        for follower in getattr(self, 'followers', {}).values():
+            follower.release('the simulator is shutting down')
         loop = getattr(self, 'loop', None)
         if loop is not None:
             loop.stop()

@@ -62,7 +62,8 @@ class FreeBodies:
     """The free joints of ``system`` (``system.free_joints``) by body name.
 
     Attributes: ``joints`` (tuple of FreeJoint, creation order), ``names`` (their body
-    frame names), ``config_columns`` (int array: the indices of their configs in
+    frame names), ``parents`` (the names of the frames their poses are given in),
+    ``config_columns`` (int array: the indices of their configs in
     ``system.configs``).
     """
 
@@ -72,7 +73,7 @@ class FreeBodies:
         self._by_name = dict(zip(self.names, self.joints))
         self.config_columns = np.array(sorted(c.index for j in self.joints
                                               for c in j.configs), dtype=int)
-        self._parents = [j.helper_frames[0].parent.name for j in self.joints]
+        self.parents = [j.helper_frames[0].parent.name for j in self.joints]
         self._idx = [np.array([c.index for c in j.configs], dtype=int) for j in self.joints]
 
     def __len__(self):
@@ -125,4 +126,4 @@ class FreeBodies:
         """[:class:`FreeBodyState`] at configuration ``q`` and velocity ``v`` (nQ,) of the
         System (in the current charts), creation order."""
         return [FreeBodyState(name, parent, joint.pose_at(q), *joint.body_twist(q, v))
-                for name, parent, joint in zip(self.names, self._parents, self.joints)]
+                for name, parent, joint in zip(self.names, self.parents, self.joints)]

@@ -298,8 +298,11 @@ class Simulation:
     def from_setup(cls, setup, dt, **options):
         """The simulation of a :class:`~ros_vi.simulation.RobotSetup` (a robot set up as the
         simulator node sets it up: interfaces, bounds, initial state, drive gains) with tick
-        ``dt`` [s]; ``options`` are further keywords (they win over the set-up's)."""
-        return cls(setup.system, dt, **setup.simulation_options(**options))
+        ``dt`` [s]; ``options`` are further keywords (they win over the set-up's).  The
+        set-up's world (if any) is kept as ``sim.world``."""
+        sim = cls(setup.system, dt, **setup.simulation_options(**options))
+        sim.world = setup.world
+        return sim
 
     @classmethod
     def from_urdf(cls, source, rate=500.0, prefix=None, gravity=(0.0, 0.0, -9.81),
@@ -327,9 +330,8 @@ class Simulation:
         setup = setup_robot(world.urdf(), gravity=tuple(world.gravity), where=world.where,
                             import_options=options.pop('import_options', None),
                             **world.setup_options())
-        sim = cls.from_setup(setup, 1.0 / _check_positive(rate, 'rate'), **options)
-        sim.world = world
-        return sim
+        setup.world = world
+        return cls.from_setup(setup, 1.0 / _check_positive(rate, 'rate'), **options)
 
     @classmethod
     def from_urdf_file(cls, filename, rate=500.0, prefix=None, gravity=(0.0, 0.0, -9.81),

@@ -46,7 +46,9 @@ class RobotSetup:
     (every joint with a position interface unless named), ``continuous_joints``: those of
     them that are URDF ``continuous`` joints (their errors wrap); ``initial_body_poses``,
     ``initial_body_twists``: {free body: pose (4, 4), twist (6,)} (a floating base's from
-    ``initial_base_pose`` / ``initial_base_twist``; empty: the System's, zero).
+    ``initial_base_pose`` / ``initial_base_twist``; empty: the System's, zero);
+    ``world``: the :class:`~ros_vi.simulation.world.World` the description was built from
+    (None for one robot).
     """
     text: str
     system: object
@@ -59,6 +61,7 @@ class RobotSetup:
     continuous_joints: list = field(default_factory=list)
     initial_body_poses: dict = field(default_factory=dict)
     initial_body_twists: dict = field(default_factory=dict)
+    world: object = None
 
     @property
     def command_interfaces(self):

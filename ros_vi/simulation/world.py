@@ -5,7 +5,8 @@ A world file is YAML with one schema::
     gravity: [0, 0, -9.81]            # m/s^2 (default)
     ground: {height: 0.0}             # a ground plane z = height (kept for contact; or false)
     robots:
-      - name: arm                      # required, unique; the prefix defaults to name + '/'
+      - name: arm                      # required, unique, a ROS name token (letters,
+                                       # digits, _); the prefix defaults to name + '/'
         urdf: urdf/arm.urdf            # path (relative to the world file; .xacro too) ...
         # urdf_text: "<robot ...>"     # ... or the XML itself
         prefix: "arm/"                 # optional ('' allowed for one robot)
@@ -38,6 +39,7 @@ simulated yet: objects fall through the ground plane.
 import copy
 import math
 import os
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,6 +114,17 @@ class World:
         if isinstance(robot_or_object, WorldObject):
             return robot_or_object.name
         return robot_or_object.prefix + 'world_joint'
+
+    def robot_joints(self, joint_names):
+        """{robot name: [the names of ``joint_names`` that are the robot's]} in world order:
+        a name is the robot's whose prefix it starts with (the longest such prefix)."""
+        joints = {robot.name: [] for robot in self.robots}
+        by_length = sorted(self.robots, key=lambda r: -len(r.prefix))
+        for name in joint_names:
+            owner = next((r for r in by_length if name.startswith(r.prefix)), None)
+            if owner is not None:
+                joints[owner.name].append(name)
+        return joints
 
     def initial_state(self):
         """``({config: position}, {config: velocity})`` [m, rad; m/s, rad/s]: the robots'
@@ -278,6 +291,11 @@ def _robot(entry, where, path, base_dir):
     _keys(entry, ('name', 'urdf', 'urdf_text', 'prefix', 'pose', 'floating', 'twist',
                   'initial_positions'), where, path)
     name = _name(entry, where, path)
+    # the robot's ROS interfaces live under its name (<name>/joint_trajectory_controller/..)
+    if not re.fullmatch(r'[A-Za-z][A-Za-z0-9_]*', name):
+        raise WorldError('%s: %s.name %r is not a ROS name token (a letter, then letters, '
+                         'digits or _): the robot\'s topics and action are named under it'
+                         % (where, path, name))
     if ('urdf' in entry) == ('urdf_text' in entry):
         raise WorldError('%s: %s: give exactly one of urdf (a path) and urdf_text'
                          % (where, path))

@@ -264,7 +264,7 @@ def test_a_ros2_control_block_selects_the_interfaces_and_initial_state(probe):
         assert sim.state().positions[0] == 0.25
         with pytest.raises(ValueError, match="joint 'theta' has no velocity interface"):
             sim.set_commands({'theta': 0.1}, interface='velocity')
-        assert list(node.follower.joint_names) == ['theta']
+        assert list(node.followers['joint_trajectory_controller'].joint_names) == ['theta']
     finally:
         node.destroy_node()
     # a parameter overrides the block
@@ -276,7 +276,7 @@ def test_a_ros2_control_block_selects_the_interfaces_and_initial_state(probe):
     try:
         assert node.sim.command_interfaces == {'theta': ('effort',)}
         assert node.sim.state().positions[0] == 0.5
-        assert node.follower is None           # no position interface: no trajectories
+        assert node.followers == {}          # no position interface: no trajectories
     finally:
         node.destroy_node()
 

@@ -81,8 +81,8 @@ def test_the_trajectory_follower_refuses_a_goal_beyond_the_urdf_acceleration_lim
         fast = JointTrajectory(['j'], [0.0, 1.0], [[0.0], [1.0]], [[0.0], [0.0]])
         with pytest.raises(TrajectoryError, match=r"joint 'j': .* reaches acceleration "
                                                   r"6/s\^2, beyond its limit 5"):
-            node.follower.validate(fast)
+            node.followers['joint_trajectory_controller'].validate(fast)
         slow = JointTrajectory(['j'], [0.0, 2.0], [[0.0], [1.0]], [[0.0], [0.0]])
-        node.follower.validate(slow)                 # 1.5 rad/s^2, 1.5 rad/s^3
+        node.followers['joint_trajectory_controller'].validate(slow)   # 1.5 rad/s^2, 1.5 rad/s^3
     finally:
         node.destroy_node()
