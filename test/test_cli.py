@@ -13,6 +13,8 @@ from ros_vi.cli.models import shipped_names
 from ros_vi.urdf import import_urdf_file
 from ros_vi.resources import shipped_model
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 SHIPPED = ['acrobot', 'arm7', 'cartpole', 'pendulum']
 FLOATING = ['humanoid', 'quadruped']          # floating-base robots (no demo controller)
 
@@ -479,3 +481,28 @@ def test_numbers_that_overflow_give_one_line_and_no_numpy_warnings(tmp_path):
     status, out, err = ros_vi('info', path)
     assert status == 2 and err.count('\n') == 1, err
     assert 'the mass matrix is not finite' in err and 'Warning' not in err
+
+
+def test_floating_base_from_the_command_line(tmp_path, capsys):
+    """``--floating-base`` hangs the root link on a free joint: ``info`` counts its six
+    configs; ``simulate`` records the base's pose, which for the quadruped at rest without
+    contact falls as one rigid body, z = -g t^2/2."""
+    from ros_vi.recording import load_recording
+    quadruped = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
+    assert main(['info', quadruped, '--floating-base', '--json']) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert facts['dof'] == 18
+    assert [c for c in facts['configs'] if c.startswith('root_joint')] == [
+        'root_joint_' + p for p in ('x', 'y', 'z', 'rx', 'ry', 'rz')]
+    out = tmp_path / 'drop.npz'
+    assert main(['simulate', quadruped, '--floating-base', '--duration', '0.2', '--dt', '0.01',
+                 '--no-progress', '--out', str(out)]) == 0
+    rec = load_recording(str(out))
+    assert rec.bodies == ['trunk']
+    z = rec.body_pose[:, 0, 2]
+    np.testing.assert_allclose(z, -0.5 * 9.81 * rec.t ** 2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rec.body_pose[:, 0, 3:], [[0, 0, 0, 1]] * len(rec.t),
+                               atol=1e-12)
+    world = os.path.join(ROOT, 'worlds', 'throw.yaml')
+    assert main(['simulate', world, '--floating-base']) == 2
+    assert 'in a world file each robot says floating' in capsys.readouterr().err

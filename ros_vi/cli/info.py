@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from .models import resolve_model, setup_model
+from .options import add_floating_base_argument
 
 HELP = 'links, joints, limits, command interfaces, masses and importer warnings of a model'
 # levels of the printed tree drawn as indentation; deeper joints are numbered instead
@@ -23,6 +24,7 @@ def add_arguments(parser):
                         help='a URDF or xacro file, or a shipped model name')
     parser.add_argument('--json', action='store_true',
                         help='print the description as JSON (for scripts)')
+    add_floating_base_argument(parser)
 
 
 def describe(source):
@@ -214,7 +216,7 @@ def _table(w, header, rows):
 
 
 def run(args):
-    facts = describe(resolve_model(args.model))
+    facts = describe(resolve_model(args.model, args.floating_base))
     if args.json:
         json.dump(facts, sys.stdout, indent=1, allow_nan=True)
         sys.stdout.write('\n')

@@ -18,11 +18,19 @@ DEFAULT_GRAVITY = 9.81
 class ModelSource:
     """A resolved MODEL: ``name`` (shipped name or file stem), ``path``, ``text`` (URDF XML),
     ``shipped`` (bool), ``world`` (the :class:`~ros_vi.simulation.world.World` of a world
-    file, whose description ``text`` is; None for a URDF)."""
+    file, whose description ``text`` is; None for a URDF), ``floating_base`` (bool: the
+    root link on a free joint ``root_joint``, as ``import_urdf(..., floating_base=True)``)."""
 
-    def __init__(self, name, path, text, shipped, world=None):
+    def __init__(self, name, path, text, shipped, world=None, floating_base=False):
         self.name, self.path, self.text, self.shipped = name, path, text, shipped
         self.world = world
+        self.floating_base = floating_base
+
+    @property
+    def is_demo(self):
+        """True for a shipped model set up as its demo has it (fixed base): the demo's time
+        step, start state and controllers apply."""
+        return self.shipped and not self.floating_base
 
     @property
     def default_gravity(self):
@@ -40,10 +48,21 @@ def shipped_names():
         return []
 
 
-def resolve_model(spec):
+def resolve_model(spec, floating_base=False):
     """:class:`ModelSource` of a path (``.urdf``, ``.xacro``, ``package://``, ``file://``, a
     world file ``.yaml``/``.yml``) or a shipped model name; CommandError naming the file, or
-    listing the shipped models."""
+    listing the shipped models.  ``floating_base``: the robot's root on a free joint (a URDF
+    only: a world file says ``floating`` per robot)."""
+    source = _resolve(spec)
+    if floating_base:
+        if source.world is not None:
+            raise CommandError('--floating-base is for a URDF model: in a world file each '
+                               'robot says floating: true or false (%s)' % spec)
+        source.floating_base = True
+    return source
+
+
+def _resolve(spec):
     from ..urdf import URDFError, load_urdf_text
     if spec.endswith(('.yaml', '.yml')):
         from ..simulation.world import WorldError, load_world
@@ -102,7 +121,8 @@ def setup_model(source, gravity=None, **options):
         try:
             return setup_robot(source.text, gravity=vector,
                                base_dir=os.path.dirname(os.path.abspath(source.path)),
-                               import_options=options, **initial)
+                               import_options=options, floating_base=source.floating_base,
+                               **initial)
         except (URDFError, ValueError) as err:
             raise CommandError('%s: %s' % (source.path, err)) from None
 

@@ -14,6 +14,14 @@ def add_progress_arguments(parser):
                         help='no progress bar')
 
 
+def add_floating_base_argument(parser):
+    """``--floating-base``: the model's root link on a free joint (floating-base robots)."""
+    parser.add_argument('--floating-base', action='store_true',
+                        help='put the root link on a free joint root_joint (a floating '
+                             'base: legged robots, drones); its configs root_joint_x .. _rz '
+                             'are the pose\'s chart coordinates (docs/free-bodies.md)')
+
+
 def show_progress(args, stream):
     """Whether to draw a progress bar on ``stream`` for the parsed ``args``."""
     return stream.isatty() if args.progress is None else args.progress

@@ -24,7 +24,8 @@ import numpy as np
 
 from . import CommandError
 from .models import import_model, resolve_model, setup_model
-from .options import add_progress_arguments, check_output, show_progress
+from .options import (add_floating_base_argument, add_progress_arguments, check_output,
+                      show_progress)
 
 HELP = 'simulate a model offline, record it (npz, csv, MCAP), plot it'
 
@@ -61,23 +62,24 @@ def add_arguments(parser):
     parser.add_argument('--animate', default=None, metavar='FILE',
                         help='animation of the robot (.gif or .mp4; ros-vi animate with its '
                              'defaults)')
+    add_floating_base_argument(parser)
     add_progress_arguments(parser)
 
 
-def start_state(spec, gravity, dt, initial, velocity=()):
+def start_state(spec, gravity, dt, initial, velocity=(), floating_base=False):
     """What ``simulate`` and ``view`` start from: (source, setup, demo or None, dt [s], q0
     (nQ,), v0 (nQ,)): the model of ``spec`` set up as the simulator node sets it up
     (:class:`ros_vi.simulation.RobotSetup`; its importer quirks printed as warnings), a
     shipped demo's time step and start state, else the ``<ros2_control>`` block's initial
     values, unless ``dt``, ``initial`` or ``velocity`` (['joint=value', ...]) say
-    otherwise."""
+    otherwise; ``floating_base``: the root link on a free joint (:func:`resolve_model`)."""
     from ..control import DEMOS         # numba kernels: loaded once a model is asked for
-    source = resolve_model(spec)
+    source = resolve_model(spec, floating_base)
     setup = setup_model(source, gravity)
     plant = setup.system
     for q in setup.warnings:
         print('warning: %s' % q, file=sys.stderr)
-    demo = DEMOS.get(source.name) if source.shipped else None
+    demo = DEMOS.get(source.name) if source.is_demo else None
     dt = dt or (demo.dt if demo is not None else DEFAULT_DT)
     names = [c.name for c in plant.configs]
     q0 = np.array(demo.start if demo is not None else plant.q, dtype=float)
@@ -152,7 +154,7 @@ class Progress:
 def _controller(kind, source, system_factory, dt, q0):
     """(controller or None, demo or None) for ``kind``; CommandError when not available."""
     from ..control import DEMOS, LQR
-    demo = DEMOS.get(source.name) if source.shipped else None
+    demo = DEMOS.get(source.name) if source.is_demo else None
     if kind == 'none':
         return None, demo
     if kind == 'swingup':
@@ -187,7 +189,8 @@ def run(args):
     if args.animate:
         check_output(args.animate, '--animate')
     source, setup, demo, dt, q0, v0 = start_state(args.model, args.gravity, args.dt,
-                                                  args.initial, args.velocity)
+                                                  args.initial, args.velocity,
+                                                  args.floating_base)
     plant = setup.system
     with_demo = demo is not None and args.controller != 'none'
     duration = args.duration or (demo.duration if with_demo else DEFAULT_DURATION)

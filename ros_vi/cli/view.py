@@ -27,6 +27,7 @@ import numpy as np
 from . import CommandError
 from .simulate import CONTROLLERS, DEFAULT_DT, _controller, start_state
 from .models import import_model, read_recording, resolve_model
+from .options import add_floating_base_argument
 
 HELP = 'a live 3D view of a robot in the browser (simulation, recording or ROS)'
 
@@ -66,6 +67,7 @@ def add_arguments(parser):
     parser.add_argument('--frames', action='store_true', help='draw every link\'s axes')
     parser.add_argument('--duration', type=float, default=None, metavar='S',
                         help='stop after S wall-clock seconds (default: run until Ctrl-C)')
+    add_floating_base_argument(parser)
 
 
 def run(args):
@@ -215,7 +217,8 @@ class _Live:
 def _live(args):
     from ..control import default_effort_limits
     source, setup, demo, dt, q0, _ = start_state(args.target, args.gravity, args.dt,
-                                                 args.initial)
+                                                 args.initial,
+                                                 floating_base=args.floating_base)
     plant = setup.system
     names = [c.name for c in plant.configs]
     controller, _ = _controller(args.controller, source,
