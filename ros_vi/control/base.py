@@ -105,6 +105,11 @@ class Controller(abc.ABC):
 
     Subclasses implement ``_law(q, v) -> ControlOutput`` (u not yet saturated) and may
     override :meth:`reset`.
+
+    Free joints (a floating base): their angle configs are coordinates on a chart centred
+    on a reference attitude (:mod:`ros_vi.mechanics.free`); a plant's state is handed in
+    with the reference attitudes of its charts (``compute(..., attitudes=)``) and the law
+    sees it in the controller's own charts.
     """
 
     def __init__(self, system, dt, inputs=None, u_max=None):
@@ -135,18 +140,34 @@ class Controller(abc.ABC):
         self._zero_u = np.zeros(system.nu)
 
     # ------------------------------------------------------------------ public interface
-    def compute(self, q, v, efforts=None):
+    def compute(self, q, v, efforts=None, attitudes=None):
         """Efforts for the published state (q (nQ,), v (nQ,)) in config order and the
         generalized efforts (nQ,) applied over the tick that led to it (``joint_states``'
         effort field; None: unknown, taken as none); see :class:`ControlOutput`.
+        ``attitudes`` (nb, 3, 3): with free joints, the reference attitudes of the charts
+        the state is given in (a plant's ``system.free_charts.attitudes(system.model)``);
+        None: the controller's own charts.
 
         Raises ValueError (naming the culprit) for wrong sizes or non-finite values."""
         q = self._checked(q, 'q')
         v = self._checked(v, 'v')
         if efforts is not None:
+            efforts = self._checked(efforts, 'efforts')
+        if attitudes is not None and self.system.free_joints:
+            charts = self.system.free_charts
+            attitudes = np.asarray(attitudes, dtype=float)
+            if attitudes.shape != (len(charts), 3, 3) or not np.all(np.isfinite(attitudes)):
+                raise ValueError('attitudes: expected %d finite 3x3 rotations (free joints '
+                                 '%s), got shape %s' % (len(charts), [
+                                     j.name for j in self.system.free_joints],
+                                     attitudes.shape))
+            q, v = q.copy(), v.copy()
+            efforts = None if efforts is None else efforts.copy()
+            charts.express(attitudes, charts.attitudes(self.system.model), q, efforts, v)
+        if efforts is not None:
             # the laws are designed on the VI's discrete state: its momentum, rebuilt from
             # the published state, and the velocity M^-1 p of that momentum
-            v = self.velocity(q, self.momentum(q, v, self._checked(efforts, 'efforts')))
+            v = self.velocity(q, self.momentum(q, v, efforts))
         out = self._law(q, v)
         out.u = self.saturate(out.u)
         return out

@@ -14,7 +14,10 @@ terminal weight Q (ros_vi.discopt.solve_tv_lqr), as trep's tutorials use
 ``DSystem.calc_feedback_controller(...)[0]``.
 
 The law is ``u = ū - K x̃`` with ``x̃ = [q - q̄ (angles wrapped to the goal's branch), p - p̄]``;
-its cost-to-go estimate is ``x̃ᵀ P x̃``.
+its cost-to-go estimate is ``x̃ᵀ P x̃``.  Free joints (a hovering drone, a floating base): the
+design system's charts are centred on the goal attitudes, so ``x̃`` is the tangent-space
+error at the goal; a plant's state comes in with its charts' attitudes
+(:meth:`Controller.compute`'s ``attitudes``).
 """
 from dataclasses import dataclass
 
@@ -23,6 +26,7 @@ import scipy.linalg
 
 from ..discopt import solve_tv_lqr
 from ..integrators import MidpointVI
+from ..mechanics.free import xyz_rotation
 from .base import ControlOutput, Controller, wrap_angles
 
 __all__ = ['Equilibrium', 'find_equilibrium', 'linearize', 'lqr_gain', 'LQR']
@@ -140,7 +144,7 @@ class LQR(Controller):
                  horizon=None):
         Controller.__init__(self, system, dt, inputs, u_max)
         n, m = system.nQd, len(self.input_names)
-        q_goal = self._goal_vector(goal)
+        q_goal = self._centred_goal(self._goal_vector(goal))
         self.equilibrium = find_equilibrium(system, self.dt, q_goal, self.input_indices)
         self.A, self.B = linearize(system, self.dt, self.equilibrium, self.input_indices)
         self.Q = _weight(Q, 2 * n, 'Q')
@@ -159,6 +163,21 @@ class LQR(Controller):
                                  % (self.joint_names, missing, unknown))
             goal = [goal[n] for n in self.joint_names]
         return self._checked(goal, 'goal')
+
+    def _centred_goal(self, q_goal):
+        """With free joints: the design system's charts moved to the goal attitudes (the
+        goal's angles given in its current charts), and the goal with those angles 0.  The
+        law's error is then the state in the charts of the goal (where a plant's state is
+        expressed by ``compute(..., attitudes=)``), free of any singularity nearby."""
+        charts = self.system.free_charts
+        if charts is None:
+            return q_goal
+        current = charts.attitudes(self.system.model)
+        charts.set_attitudes(np.array([R @ xyz_rotation(q_goal[rot])
+                                       for R, rot in zip(current, charts.rotation)]))
+        q_goal = q_goal.copy()
+        q_goal[charts.rotation.ravel()] = 0.0
+        return q_goal
 
     def error(self, q, p):
         """x̃ = [q - q̄ (angles wrapped to the goal's branch), p - p̄] (2n,)."""

@@ -371,20 +371,26 @@ class FreeJointCharts:
             joint.reference_frame._se3[:3, :3] = attitudes[k]
         self.joints[0].body.system._geometry_changed()
 
-    def express(self, attitudes, targets, q, p=None):
-        """Rewrite in place a configuration ``q`` (nq,) and momentum ``p`` (nd,) given in
-        the charts centred on ``attitudes`` (n, 3, 3) in the charts centred on ``targets``
-        (n, 3, 3) (e.g. a plant's state in the charts of a controller's goal attitudes, or
-        ``self.attitudes(model)`` for the current ones)."""
+    def express(self, attitudes, targets, q, p=None, v=None):
+        """Rewrite in place a configuration ``q`` (nq,), a momentum or generalized force
+        ``p`` (nd,) and a velocity ``v`` (nq,) given in the charts centred on ``attitudes``
+        (n, 3, 3) in the charts centred on ``targets`` (n, 3, 3) (e.g. a plant's state in
+        the charts of a controller's goal attitudes, or ``self.attitudes(model)`` for the
+        current ones).  The translation entries do not depend on the chart; the angle rates
+        map by ``T = J(new)^-1 J(old)`` (J: :func:`body_rate_matrix`, the body angular
+        velocity is the same in both), the momentum entries by ``T^-T``."""
         for k in range(len(self.joints)):
             rot = self.rotation[k]
             old = q[rot].copy()
             R = _mm3(_mm3(np.ascontiguousarray(targets[k].T), attitudes[k]),
                      xyz_rotation(old))
             new = xyz_angles(R)
-            if p is not None:
+            if p is not None or v is not None:
                 T = _solve3(body_rate_matrix(new), body_rate_matrix(old))
+            if p is not None:
                 p[rot] = np.linalg.solve(T.T, p[rot])
+            if v is not None:
+                v[rot] = T @ v[rot]
             q[rot] = new
 
     def recenter(self, model, q2, q1, history, p2, p1, impulse, va=None, va_at_node=True,

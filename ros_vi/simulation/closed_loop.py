@@ -161,7 +161,11 @@ def simulate(controller, plant, duration, q0, v0=None, dt=None, effort_limits=No
         if k == ticks:
             break
         if controller is not None:
-            out = controller.compute(state.positions, state.velocities, state.efforts)
+            # free joints: the plant's charts (moved to its bodies every step) go along
+            attitudes = (plant.free_charts.attitudes(plant.model) if plant.free_joints
+                         else None)
+            out = controller.compute(state.positions, state.velocities, sim.input_forces(),
+                                     attitudes)
             command[idx] = out.u
             sim.set_input_commands(command)
             err[k], cost[k] = out.energy_error, out.cost

@@ -655,6 +655,24 @@ class Simulation:
         """Inputs (nu,) applied over the last tick (after saturation and timeout)."""
         return self._applied.copy()
 
+    def input_forces(self):
+        """Generalized force (nQ,) [N m or N] of all the inputs applied over the last tick,
+        at the published state: a joint effort on its config (what ``efforts`` of
+        :meth:`state` holds), and what the other inputs put on the configs, ``J(q)ᵀ w`` of a
+        body wrench (a drone's rotors, a thruster), which no joint publishes.  The
+        controllers' momentum rebuild (:meth:`ros_vi.control.Controller.momentum`) needs
+        them all."""
+        state = self.state()
+        if np.all(self.commands.input_configs >= 0):
+            return state.efforts.copy()          # joint efforts only: exactly the commands
+        data = self.system.model.create_data()
+        forces = []
+        for u in (self._applied, np.zeros_like(self._applied)):
+            data.set(state.positions, state.velocities, u)
+            with self.system.evaluate_at(data):
+                forces.append(dynamics.applied_forces(self.system).F.copy())
+        return forces[0] - forces[1]
+
     @property
     def last_result(self):
         return self._last
