@@ -284,16 +284,17 @@ def test_energy_of_a_tumbling_body_does_not_drift():
         return 0.5 * p @ inverse @ p
     E0 = energy()
     deviation = []
-    for block in range(3):          # 3 x 1e5 steps: 6000 s, about 2,900 turns
+    for block in range(10):         # 10 x 1e5 steps: 20,000 s, about 9,500 turns
         worst = 0.0
         for k in range(100_000):
             vi.step(vi.t2 + 0.02)
             if k % 500 == 0:
                 worst = max(worst, abs(energy() - E0))
         deviation.append(worst / E0)
-    # bounded (the midpoint rule's O(dt^2) oscillation), not growing block after block
+    # bounded (the midpoint rule's O(dt^2) oscillation), not growing block after block:
+    # the last blocks' worst deviation is no larger than the first's
     assert max(deviation) < 5e-3
-    assert deviation[-1] < 1.2 * deviation[0]
+    assert max(deviation[-3:]) < 1.2 * deviation[0]
 
 
 # ------------------------------------------------------------------------ floating robots
