@@ -374,8 +374,7 @@ def test_bad_free_joints_are_refused_clearly():
     vi.initialize_from_state(0.0, np.zeros(6), np.ones(6))
     vi.step(0.01)
     assert vi.q2_dq1().shape == (6, 6)
-    with pytest.raises(NotImplementedError, match="second derivatives.*free joints \\('box'\\)"):
-        vi.q2_dq1dq1()
+    assert vi.q2_dq1dq1().shape == (6, 6, 6)
 
 
 # --------------------------------------------------------------------------- derivatives
@@ -427,8 +426,69 @@ def test_step_derivatives_with_free_joints_match_finite_differences(fast):
         for out, numeric in (('q2', numeric_q), ('p2', numeric_p)):
             A = exact[out + '_' + block]
             assert np.abs(A - numeric).max() < 1e-6 * max(1.0, np.abs(A).max()), (out, block)
-    with pytest.raises(NotImplementedError, match="second derivatives.*'base'"):
-        vi.q2_dq1dq1()
+
+
+@pytest.mark.parametrize('fast', [True, False])
+def test_second_step_derivatives_with_free_joints_match_second_differences(fast):
+    """All second derivatives of a step of the floating robot (its start off the chart's
+    centre, so the charts move) against second differences of the step's result in the
+    nominal step's charts, and symmetric in their two inputs."""
+    system, joint = floating_robot(gravity=(0.0, 0.0, -9.81))
+    charts = system.free_charts
+    rng = np.random.default_rng(11)
+    R0 = _rotation(rng)
+    q0 = rng.normal(size=system.nQ) * 0.3
+    p0 = rng.normal(size=system.nQ)
+    u = rng.normal(size=system.nu)
+    dt = 0.02
+    vi, q2, p2, R2 = _step_from(system, joint, fast, R0, q0, p0, u, dt)
+    R2 = R2.copy()
+    x0 = np.concatenate([q0, p0, u])
+    nq, nd = system.nQ, system.nQd
+    exact = {}
+    for out in ('q2', 'p2'):
+        for a, b in (('q1', 'q1'), ('q1', 'p1'), ('q1', 'u1'), ('p1', 'p1'), ('p1', 'u1'),
+                     ('u1', 'u1')):
+            exact[out, a, b] = getattr(vi, '%s_d%sd%s' % (out, a, b))()
+    assert exact['q2', 'q1', 'q1'].shape == (nq, nq, nd)
+    # symmetric in the two inputs (central differences of exact first derivatives)
+    for out in ('q2', 'p2'):
+        for a in ('q1', 'p1', 'u1'):
+            Z = exact[out, a, a]
+            assert np.abs(Z - Z.transpose(1, 0, 2)).max() < 1e-8 * max(1.0, np.abs(Z).max())
+
+    def result(x):
+        _, q, p, R = _step_from(system, joint, fast, R0, x[:nq], x[nq:nq + nd],
+                                x[nq + nd:], dt)
+        q, p = q.copy(), p.copy()
+        charts.express(R[None], R2[None], q, p)
+        return np.concatenate([q[:nd], p])
+    h = 1e-4
+    picks = rng.choice(x0.size, size=(40, 2))       # 40 random entries of the full table
+    worst = 0.0
+    for i, j in picks:
+        ei, ej = np.zeros(x0.size), np.zeros(x0.size)
+        ei[i], ej[j] = h, h
+        second = (result(x0 + ei + ej) - result(x0 + ei - ej) - result(x0 - ei + ej)
+                  + result(x0 - ei - ej)) / (4 * h * h)
+        (a, ia), (b, jb) = _block_of(i, nq, nd), _block_of(j, nq, nd)
+        if (a, b) not in {(k[1], k[2]) for k in exact}:
+            (a, ia), (b, jb) = (b, jb), (a, ia)
+        for k, out in enumerate(('q2', 'p2')):
+            want = exact[out, a, b][ia, jb]
+            got = second[k * nd:(k + 1) * nd]
+            scale = max(1.0, np.abs(exact[out, a, b]).max())
+            worst = max(worst, np.abs(want - got).max() / scale)
+    assert worst < 1e-5, worst
+
+
+def _block_of(k, nq, nd):
+    """(block name, index in it) of entry ``k`` of x = (q1 (nq,), p1 (nd,), u1)."""
+    if k < nq:
+        return 'q1', k
+    if k < nq + nd:
+        return 'p1', k - nq
+    return 'u1', k - nq - nd
 
 
 def quadrotor():

@@ -30,6 +30,11 @@ from .general_step import constraint_jacobian_at, set_midpoint
 _FIRST = ('_dq1', '_dp1', '_du1', '_dk2')      # the blocks of x, in order
 
 
+def stacked(d):
+    """{'q2', 'p2', 'l1': the first derivatives of ``d`` w.r.t. all of x, (rows, nX)}."""
+    return {w: np.hstack([d[w + suffix] for suffix in _FIRST]) for w in ('q2', 'p2', 'l1')}
+
+
 def _split(name, Z, nq, nd, nu):
     """``{name + '_dq1': ..., name + '_dk2': ...}``: the columns of Z (rows, nX) by block
     of x."""
@@ -302,7 +307,7 @@ def composite_derivatives(system, parts, dt, substep, second):
         Ak_end[:, nq + nd + nu:] = (j / n) * np.eye(nk)
         d, Z = substep(part, second)
         S = np.vstack([Aq, Ak, Ap, Eu, Ak_end])
-        D = {w: np.hstack([d[w + suffix] for suffix in _FIRST]) for w in ('q2', 'p2', 'l1')}
+        D = stacked(d)
         if second:
             Zq, Zp, Zl = Z
             H = np.zeros((nX, nX, nX))

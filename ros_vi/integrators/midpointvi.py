@@ -64,6 +64,7 @@ derivatives (:mod:`ros_vi.integrators.derivatives`).
 import numpy as np
 
 from ..mechanics import dynamics
+from ..mechanics.free import express_jacobian, xyz_rotation
 from . import derivatives, general_step, packed
 from .acceptance import A_DT, NCHECK, check_summary, rejection_reason
 from .fast_step import FastStepper
@@ -815,12 +816,13 @@ class MidpointVI:
         ``(Zq (nX, nX, nd), Zp (nX, nX, nd), Zl (nX, nX, nc))`` indexed [input1, input2,
         output] (trep's order for second derivatives;
         :func:`derivatives.second_derivatives`)."""
-        if self._charts is not None:
-            raise NotImplementedError(
-                'second derivatives of a step with free joints (%s) are not available yet '
-                '(first derivatives are)' % self._free_names())
         if getattr(self, '_deriv2', None) is not None and self._deriv2[0] is self._deriv1:
             return self._deriv2[1]
+        if self._charts is not None:
+            d = self._calc_deriv1()
+            out = self._moving_chart_second_derivatives()
+            self._deriv2 = (d, out)
+            return out
         if self._composite is not None:
             return self._composite_derivatives(second=True)[1]
         d = self._calc_deriv1()
@@ -830,6 +832,71 @@ class MidpointVI:
                                              self._q2, self._u1, self._lambda1, d)
         self._deriv2 = (d, out)
         return out
+
+    #: relative step of the fourth-order central differences of the first derivatives
+    #: (free joints): truncation h^4 and rounding (the first derivatives' ~1e-13 over h)
+    #: balance near 1e-3, about 1e-10 relative
+    SECOND_DIFFERENCE_STEP = 1e-3
+
+    def _moving_chart_second_derivatives(self):
+        """Second derivatives of a step with free joints, trep's layout (as
+        :meth:`_calc_deriv2`): central differences of the exact first derivatives.
+
+        The step's map goes from the state the previous step left (in its charts) to the
+        new state in the charts the step moved to, which depend on that state; its first
+        derivatives are exact (:func:`derivatives.recentred_derivatives`).  The step is
+        taken again (general path, solved to its rounding floor) from starts moved by
+        ``± h max(1, |x_j|)`` and ``± 2h max(1, |x_j|)`` along each input in the same input
+        charts, each result expressed in the nominal step's charts (the charts of a step
+        move with its start's angles), and the first derivatives combined by the
+        fourth-order central difference: about 1e-10 relative (h =
+        :attr:`SECOND_DIFFERENCE_STEP`).
+        The System is put back at the step's midpoint, its charts where they were."""
+        system, charts = self._system, self._charts
+        if self._t2 <= self._t1:
+            raise ValueError('second derivatives need a step: none has been taken')
+        q_in, p_in = self._chart_in
+        now = charts.attitudes(self._model)
+        # the charts the step started in: those the recentring moved by q_in's angles
+        before = np.array([R @ xyz_rotation(np.ascontiguousarray(q_in[rot])).T
+                           for R, rot in zip(now, charts.rotation)])
+        nq, nd, nu, nk, nc = self.nq, self.nd, self.nu, self.nk, self.nc
+        x = np.concatenate([q_in, p_in, self._u1, self._q2[nd:nq] if nk else np.zeros(0)])
+        cuts = np.cumsum([nq, nd, nu])
+        scratch = MidpointVI(system, tolerance=self.tolerance, fast=False,
+                             max_subdivisions=0, min_iterations=2)
+        nX = x.size
+        Zq, Zp, Zl = np.zeros((nX, nX, nd)), np.zeros((nX, nX, nd)), np.zeros((nX, nX, nc))
+
+        def first_at(xj):
+            """The first derivatives of the step from ``xj``, of its result expressed in
+            the nominal step's charts (those of the first derivatives the difference
+            differentiates: the result's charts move with the start's angles)."""
+            q1, p1, u1, k2 = np.split(xj, cuts)
+            charts.set_attitudes(before)
+            scratch.initialize_from_state(self._t1, q1, p1, self._lambda1)
+            scratch.step(self._t2, u1, k2 if nk else _NO_KINEMATIC)
+            D = derivatives.stacked(scratch._calc_deriv1())
+            Dq, Dp = D['q2'].copy(), D['p2']
+            after = charts.attitudes(self._model)
+            for k, rot in enumerate(charts.rotation):
+                Tq, Tp, Tpq = express_jacobian(now[k].T @ after[k], scratch.q2[rot],
+                                               scratch.p2[rot])
+                Dp[rot] = Tp @ Dp[rot] + Tpq @ Dq[rot]
+                Dq[rot] = Tq @ Dq[rot]
+            return Dq, Dp, D['l1']
+        try:
+            for j in range(nX):
+                h = self.SECOND_DIFFERENCE_STEP * max(1.0, abs(x[j]))
+                for offset, weight in ((-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)):
+                    xj = x.copy()
+                    xj[j] += offset * h
+                    for Z, D in zip((Zq, Zp, Zl), first_at(xj)):
+                        Z[j] += (weight / (12.0 * h)) * D.T
+        finally:
+            charts.set_attitudes(now)
+            self._data_at_midpoint()
+        return Zq, Zp, Zl
 
     def _composite_derivatives(self, second):
         """Derivatives of a subdivided step's composite map

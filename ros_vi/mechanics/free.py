@@ -564,46 +564,62 @@ def _start_partials(start, end, dt, eps=1e-20):
     return A, B
 
 
-def start_second_partials(c, dt, h=1e-5):
+def start_second_partials(c, dt, h=1e-3):
     """Second derivatives of the moving-chart midpoint over the start angles at the chart's
     centre: ``(d2 theta_m, d2 theta_m')`` (3, 3, 3), indexed [i, j, k] = d2 m_i / d s_j d s_k
-    for the step to angles ``c`` (3,) in ``dt`` [s] (central differences of exact first
-    derivatives: ~1e-10 relative)."""
+    for the step to angles ``c`` (3,) in ``dt`` [s]: fourth-order central differences
+    (h^4 truncation) of exact first derivatives (complex steps), ~1e-13 relative, so that
+    differences of a step's first derivatives (its second derivatives) stay accurate."""
     c = np.asarray(c, dtype=float)
-    d2m = np.empty((3, 3, 3))
-    d2v = np.empty((3, 3, 3))
+    d2m = np.zeros((3, 3, 3))
+    d2v = np.zeros((3, 3, 3))
     for k in range(3):
-        e = np.zeros(3)
-        e[k] = h
-        Ap, Bp = _start_partials(e, c, dt)
-        Am, Bm = _start_partials(-e, c, dt)
-        d2m[:, :, k] = (Ap - Am) / (2 * h)
-        d2v[:, :, k] = (Bp - Bm) / (2 * h)
+        for offset, weight in ((-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)):
+            e = np.zeros(3)
+            e[k] = offset * h
+            A, B = _start_partials(e, c, dt)
+            d2m[:, :, k] += weight * A / (12.0 * h)
+            d2v[:, :, k] += weight * B / (12.0 * h)
     return d2m, d2v
 
 
-def _recentred(angles, momentum, delta):
-    """Angles and momentum (3,) in the chart centred on ``angles`` of the point with angles
-    ``angles + delta`` and momentum ``momentum`` in the old chart (complex-safe)."""
-    moved = angles + delta
-    new = _angles_any(_mm3(xyz_rotation(angles).T.copy(), xyz_rotation(moved)))
-    T = _solve3(body_rate_matrix(new), body_rate_matrix(moved))
+def _expressed(A, angles, momentum):
+    """Angles and momentum (3,) of a point with ``angles`` and ``momentum`` in a chart
+    whose centre is turned by ``A`` (3, 3) from the new one's (the attitude A Rxyz(angles));
+    complex-safe (A complex too)."""
+    new = _angles_any(_mm3(A, xyz_rotation(angles)))
+    T = _solve3(body_rate_matrix(new), body_rate_matrix(angles))
     return new, _solve3(T.T.copy(), momentum.reshape(3, 1).copy())[:, 0]
+
+
+def express_jacobian(A, angles, momentum, eps=1e-20):
+    """:meth:`FreeJointCharts.express` for one joint, linearised: a point at ``angles``
+    (3,) [rad] with momentum ``momentum`` (3,) (its rotation entries) in a chart whose
+    centre is ``A`` (3, 3) in the new chart's; returns ``(Tq, Tp, Tpq)`` (3, 3) with ``d
+    theta_new = Tq d theta``, ``d p_new = Tp d p + Tpq d theta`` (complex step: exact to
+    rounding)."""
+    A = np.asarray(A, dtype=complex)
+    angles = np.asarray(angles, dtype=float)
+    momentum = np.asarray(momentum, dtype=float).astype(complex)
+    Tq = np.empty((3, 3))
+    Tpq = np.empty((3, 3))
+    for k in range(3):
+        a = angles.astype(complex)
+        a[k] += 1j * eps
+        new, p = _expressed(A, a, momentum)
+        Tq[:, k], Tpq[:, k] = new.imag / eps, p.imag / eps
+    # d p_new / d p = T^-T = J(new)^T J(angles)^-T
+    new = _expressed(A, angles.astype(complex), momentum)[0].real.copy()
+    Tp = body_rate_matrix(new).T @ np.linalg.inv(body_rate_matrix(angles)).T
+    return Tq, Tp, Tpq
 
 
 def recentre_jacobian(angles, momentum, eps=1e-20):
     """The change of chart :meth:`MidpointVI.recenter` makes, linearised: for a point at
     ``angles`` (3,) [rad] with momentum ``momentum`` (3,) (its rotation entries), returns
     ``(Tq, Tp, Tpq)`` (3, 3) with ``d theta_new = Tq d theta``, ``d p_new = Tp d p + Tpq d
-    theta`` in the chart centred on the point (complex step: exact to rounding)."""
+    theta`` in the chart centred on the point (:func:`express_jacobian` with the new
+    centre at ``angles``)."""
     angles = np.asarray(angles, dtype=float)
-    momentum = np.asarray(momentum, dtype=float)
-    Tq = np.empty((3, 3))
-    Tpq = np.empty((3, 3))
-    for k in range(3):
-        d = np.zeros(3, dtype=complex)
-        d[k] = 1j * eps
-        new, p = _recentred(angles.astype(complex), momentum.astype(complex), d)
-        Tq[:, k], Tpq[:, k] = new.imag / eps, p.imag / eps
-    Tp = np.linalg.inv(body_rate_matrix(angles)).T          # J(angles)^-T, J(0) = I
-    return Tq, Tp, Tpq
+    return express_jacobian(xyz_rotation(np.ascontiguousarray(angles)).T, angles, momentum,
+                            eps)
