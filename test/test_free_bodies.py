@@ -375,6 +375,9 @@ def test_bad_free_joints_are_refused_clearly():
     vi.step(0.01)
     assert vi.q2_dq1().shape == (6, 6)
     assert vi.q2_dq1dq1().shape == (6, 6, 6)
+    from ros_vi.discopt import DSystem
+    with pytest.raises(NotImplementedError, match="DSystem.*free joints \\('box'\\)"):
+        DSystem(vi, np.arange(0.0, 0.1, 0.01))
 
 
 # --------------------------------------------------------------------------- derivatives

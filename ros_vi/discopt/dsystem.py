@@ -54,6 +54,15 @@ class DSystem:
     def __init__(self, varint, t):
         if not isinstance(varint, MidpointVI):
             raise TypeError('DSystem needs a MidpointVI, got %r' % type(varint).__name__)
+        free = varint.system.free_joints
+        if free:
+            # a state x_k of a free joint is in charts the step before it chose; set(x_k, k)
+            # in any order would read it in whatever charts the System holds
+            raise NotImplementedError(
+                'DSystem (and DOptimizer) with free joints (%s) are not available yet: a '
+                'trajectory would need each time step\'s charts; MidpointVI gives a step\'s '
+                'first and second derivatives, and ros_vi.control.lqr an LQR about an '
+                'equilibrium' % ', '.join(repr(j.name) for j in free))
         self.varint = varint
         self.time = t
         self._xk = None
