@@ -121,6 +121,93 @@ def _solve3(J, B):
     return _mm3(inv / d, B)
 
 
+# 3x3 matrices as 9-tuples (row major) of real or complex scalars: the chart's partials run
+# inside every Newton iteration, and small arrays there cost an allocation each
+@njit(cache=True, inline='always')
+def _t_rotation(a, b, c):
+    """:func:`xyz_rotation` as a 9-tuple."""
+    ca, sa, cb, sb, cc, sc = np.cos(a), np.sin(a), np.cos(b), np.sin(b), np.cos(c), np.sin(c)
+    return (cb * cc, -cb * sc, sb,
+            ca * sc + sa * sb * cc, ca * cc - sa * sb * sc, -sa * cb,
+            sa * sc - ca * sb * cc, sa * cc + ca * sb * sc, ca * cb)
+
+
+@njit(cache=True, inline='always')
+def _t_rate(b, c):
+    """:func:`body_rate_matrix` as a 9-tuple (it does not depend on the first angle)."""
+    cb, sb, cc, sc = np.cos(b), np.sin(b), np.cos(c), np.sin(c)
+    zero = 0.0 * cb
+    return (cb * cc, sc, zero, -cb * sc, cc, zero, sb, zero, zero + 1.0)
+
+
+@njit(cache=True, inline='always')
+def _t_rate_partials(b, c, v0, v1):
+    """:func:`_rate_matrix_partials` (column k = dJ/ds_k v) as a 9-tuple."""
+    cb, sb, cc, sc = np.cos(b), np.sin(b), np.cos(c), np.sin(c)
+    zero = 0.0 * cb
+    return (zero, -sb * cc * v0, -cb * sc * v0 + cc * v1,
+            zero, sb * sc * v0, -cb * cc * v0 - sc * v1,
+            zero, cb * v0, zero)
+
+
+@njit(cache=True, inline='always')
+def _t_mm(X, Y):
+    """X Y for 9-tuples."""
+    return (X[0] * Y[0] + X[1] * Y[3] + X[2] * Y[6], X[0] * Y[1] + X[1] * Y[4] + X[2] * Y[7],
+            X[0] * Y[2] + X[1] * Y[5] + X[2] * Y[8],
+            X[3] * Y[0] + X[4] * Y[3] + X[5] * Y[6], X[3] * Y[1] + X[4] * Y[4] + X[5] * Y[7],
+            X[3] * Y[2] + X[4] * Y[5] + X[5] * Y[8],
+            X[6] * Y[0] + X[7] * Y[3] + X[8] * Y[6], X[6] * Y[1] + X[7] * Y[4] + X[8] * Y[7],
+            X[6] * Y[2] + X[7] * Y[5] + X[8] * Y[8])
+
+
+@njit(cache=True, inline='always')
+def _t_transpose(X):
+    return (X[0], X[3], X[6], X[1], X[4], X[7], X[2], X[5], X[8])
+
+
+@njit(cache=True, inline='always')
+def _t_combine(x, X, y, Y):
+    """x X + y Y for 9-tuples X, Y and scalars x, y."""
+    return (x * X[0] + y * Y[0], x * X[1] + y * Y[1], x * X[2] + y * Y[2],
+            x * X[3] + y * Y[3], x * X[4] + y * Y[4], x * X[5] + y * Y[5],
+            x * X[6] + y * Y[6], x * X[7] + y * Y[7], x * X[8] + y * Y[8])
+
+
+@njit(cache=True, inline='always')
+def _t_solve(J, B):
+    """J^-1 B for 9-tuples (Cramer's rule, as :func:`_solve3`)."""
+    i0 = J[4] * J[8] - J[5] * J[7]
+    i1 = J[2] * J[7] - J[1] * J[8]
+    i2 = J[1] * J[5] - J[2] * J[4]
+    i3 = J[5] * J[6] - J[3] * J[8]
+    i4 = J[0] * J[8] - J[2] * J[6]
+    i5 = J[2] * J[3] - J[0] * J[5]
+    i6 = J[3] * J[7] - J[4] * J[6]
+    i7 = J[1] * J[6] - J[0] * J[7]
+    i8 = J[0] * J[4] - J[1] * J[3]
+    d = J[0] * i0 + J[1] * i3 + J[2] * i6
+    return _t_mm((i0 / d, i1 / d, i2 / d, i3 / d, i4 / d, i5 / d, i6 / d, i7 / d, i8 / d), B)
+
+
+@njit(cache=True)
+def _centre_partials_t(c0, c1, c2, dt):
+    """:func:`centre_partials` as two 9-tuples ``(A, B)`` (real or complex angles)."""
+    s0, s1, s2 = 0.5 * c0, 0.5 * c1, 0.5 * c2
+    Js = _t_rate(s1, s2)
+    dc = _t_solve(_t_rate(c1, c2), _t_transpose(_t_rotation(c0, c1, c2)))
+    dc = _t_combine(-1.0, dc, 0.0, dc)                      # d c / d delta
+    A = _t_solve(Js, _t_combine(1.0, _t_transpose(_t_rotation(s0, s1, s2)), 0.5,
+                                _t_mm(Js, dc)))
+    # omega = J(c/2) c/dt in the moving chart; theta_m' = J(theta_m)^-1 omega in the fixed
+    d_omega = _t_combine(0.5, _t_mm(_t_rate_partials(s1, s2, c0, c1), dc), 1.0,
+                         _t_mm(Js, dc))
+    d_omega = _t_combine(1.0 / dt, d_omega, 0.0, d_omega)
+    B = _t_solve(Js, _t_combine(1.0, d_omega, -1.0,
+                                _t_mm(_t_rate_partials(s1, s2, c0 / dt, c1 / dt), A)))
+    return A, B
+
+
 @njit(cache=True)
 def centre_partials(c, dt):
     """How the midpoint of a step moves when its chart's centre turns.
@@ -129,42 +216,41 @@ def centre_partials(c, dt):
     Lagrangian at the chart point ``c/2`` with rates ``c/dt``.  Turning the start attitude
     (the chart's centre) by a small body-fixed rotation ``delta`` while the end attitude
     stays (the chart moves with the start) moves that midpoint; returns ``[A, B]`` (2, 3, 3)
-    (one array: numba returns a tuple of arrays unreliably to Python) with ``d theta_m = A delta`` and ``d theta_m' = B delta`` in the unmoved chart.  The
-    moving-chart discrete Lagrangian's first slot derivative over the body rotation is
-    then ``dt (A^T L_q + B^T L_v)`` (at c = 0: A = I/2, B = -I/dt, the midpoint rule's
-    own).  Real or complex c (the Newton Jacobian differentiates it by complex step).
+    (one array: numba returns a tuple of arrays unreliably to Python) with ``d theta_m = A
+    delta`` and ``d theta_m' = B delta`` in the unmoved chart.  The moving-chart discrete
+    Lagrangian's first slot derivative over the body rotation is then ``dt (A^T L_q + B^T
+    L_v)`` (at c = 0: A = I/2, B = -I/dt, the midpoint rule's own).  Real or complex c (the
+    Newton Jacobian differentiates it by complex step).
     """
-    s = 0.5 * c
-    Jc = body_rate_matrix(c)
-    Js = body_rate_matrix(s)
-    dc = -_solve3(Jc, xyz_rotation(c).T.copy())          # d c / d delta
-    A = _solve3(Js, xyz_rotation(s).T + 0.5 * _mm3(Js, dc))
-    rates = c / dt
-    # omega = J(c/2) c/dt in the moving chart; theta_m' = J(theta_m)^-1 omega in the fixed
-    d_omega = (0.5 * _mm3(_rate_matrix_partials(s, c), dc) + _mm3(Js, dc)) / dt
-    B = _solve3(Js, d_omega - _mm3(_rate_matrix_partials(s, rates), A))
+    A, B = _centre_partials_t(c[0], c[1], c[2], dt)
     out = np.empty((2, 3, 3), dtype=c.dtype)
-    out[0] = A
-    out[1] = B
+    for i in range(3):
+        for j in range(3):
+            out[0, i, j] = A[3 * i + j]
+            out[1, i, j] = B[3 * i + j]
     return out
+
+
+@njit(cache=True)
+def _centre_partials_derivatives_into(c0, c1, c2, dt, out):
+    """``out`` (2, 3, 3, 3) = [dA/dc_k, dB/dc_k] (last index k) by complex step."""
+    eps = 1e-20
+    h = 1j * eps
+    zero = 0.0j
+    for k in range(3):
+        A, B = _centre_partials_t(c0 + (h if k == 0 else zero), c1 + (h if k == 1 else zero),
+                                  c2 + (h if k == 2 else zero), dt)
+        for i in range(9):
+            out[0, i // 3, i % 3, k] = A[i].imag / eps
+            out[1, i // 3, i % 3, k] = B[i].imag / eps
 
 
 @njit(cache=True)
 def centre_partials_derivatives(c, dt):
     """``[dA/dc_k, dB/dc_k]`` (2, 3, 3, 3), last index k, of :func:`centre_partials` (by
     complex step: exact to rounding)."""
-    eps = 1e-20
     out = np.empty((2, 3, 3, 3))
-    for k in range(3):
-        ck = np.empty(3, dtype=np.complex128)
-        for i in range(3):
-            ck[i] = c[i]
-        ck[k] += 1j * eps
-        AB = centre_partials(ck, dt)
-        for m in range(2):
-            for i in range(3):
-                for j in range(3):
-                    out[m, i, j, k] = AB[m, i, j].imag / eps
+    _centre_partials_derivatives_into(c[0], c[1], c[2], dt, out)
     return out
 
 
@@ -477,19 +563,15 @@ def chart_first_slot_change(free, dlt, dt, Lq, Lv, out):
     ``free`` (nfree, 3): rotation configs; ``dlt`` (nq,): the step's increment q2 - q1;
     ``Lq``, ``Lv``: the conservative partials at the midpoint.  Applied to the residual
     and to p2 (= p1 + D1 + D2 + f-) alike."""
-    c = np.empty(3)
     for k in range(free.shape[0]):
-        for i in range(3):
-            c[i] = dlt[free[k, i]]
-        AB = centre_partials(c, dt)
-        A, B = AB[0], AB[1]
+        A, B = _centre_partials_t(dlt[free[k, 0]], dlt[free[k, 1]], dlt[free[k, 2]], dt)
         for j in range(3):
             a = free[k, j]
             d1 = 0.0
             for i in range(3):
                 b = free[k, i]
-                d1 += (A[i, j] - (0.5 if i == j else 0.0)) * Lq[b] + (
-                    B[i, j] + (1.0 / dt if i == j else 0.0)) * Lv[b]
+                d1 += (A[3 * i + j] - (0.5 if i == j else 0.0)) * Lq[b] + (
+                    B[3 * i + j] + (1.0 / dt if i == j else 0.0)) * Lv[b]
             out[a] += dt * d1
 
 
@@ -504,14 +586,11 @@ def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, dAB, fresh):
     relative change of that size in a small term of the matrix keeps the convergence
     quadratic; the residual itself is always exact)."""
     nd = J.shape[0]
-    c = np.empty(3)
     for k in range(free.shape[0]):
-        for i in range(3):
-            c[i] = dlt[free[k, i]]
-        AB = centre_partials(c, dt)
-        A, B = AB[0], AB[1]
+        c0, c1, c2 = dlt[free[k, 0]], dlt[free[k, 1]], dlt[free[k, 2]]
+        A, B = _centre_partials_t(c0, c1, c2, dt)
         if fresh:
-            dAB[k] = centre_partials_derivatives(c, dt)
+            _centre_partials_derivatives_into(c0, c1, c2, dt, dAB[k])
         dA, dB = dAB[k, 0], dAB[k, 1]
         for j in range(3):
             a = free[k, j]
@@ -522,8 +601,8 @@ def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, dAB, fresh):
                     # d L_q_b / d q2_col and d L_v_b / d q2_col at the midpoint
                     dLc = 0.5 * Lqq[b, col] + Lvq[col, b] / dt
                     dLv = 0.5 * Lvq[b, col] + M[b, col] / dt
-                    acc += (A[i, j] - (0.5 if i == j else 0.0)) * dLc + (
-                        B[i, j] + (1.0 / dt if i == j else 0.0)) * dLv
+                    acc += (A[3 * i + j] - (0.5 if i == j else 0.0)) * dLc + (
+                        B[3 * i + j] + (1.0 / dt if i == j else 0.0)) * dLv
                 J[a, col] += dt * acc
             for m in range(3):
                 acc = 0.0
