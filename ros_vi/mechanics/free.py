@@ -175,8 +175,8 @@ def _t_combine(x, X, y, Y):
 
 
 @njit(cache=True, inline='always')
-def _t_solve(J, B):
-    """J^-1 B for 9-tuples (Cramer's rule, as :func:`_solve3`)."""
+def _t_inverse(J):
+    """J^-1 for a 9-tuple (Cramer's rule, as :func:`_solve3`)."""
     i0 = J[4] * J[8] - J[5] * J[7]
     i1 = J[2] * J[7] - J[1] * J[8]
     i2 = J[1] * J[5] - J[2] * J[4]
@@ -187,7 +187,36 @@ def _t_solve(J, B):
     i7 = J[1] * J[6] - J[0] * J[7]
     i8 = J[0] * J[4] - J[1] * J[3]
     d = J[0] * i0 + J[1] * i3 + J[2] * i6
-    return _t_mm((i0 / d, i1 / d, i2 / d, i3 / d, i4 / d, i5 / d, i6 / d, i7 / d, i8 / d), B)
+    return (i0 / d, i1 / d, i2 / d, i3 / d, i4 / d, i5 / d, i6 / d, i7 / d, i8 / d)
+
+
+@njit(cache=True, inline='always')
+def _t_solve(J, B):
+    """J^-1 B for 9-tuples."""
+    return _t_mm(_t_inverse(J), B)
+
+
+@njit(cache=True, inline='always')
+def _t_matvec(X, v0, v1, v2):
+    """X v (3-tuple) for a 9-tuple X."""
+    return (X[0] * v0 + X[1] * v1 + X[2] * v2, X[3] * v0 + X[4] * v1 + X[5] * v2,
+            X[6] * v0 + X[7] * v1 + X[8] * v2)
+
+
+@njit(cache=True, inline='always')
+def _t_angles(R):
+    """:func:`xyz_angles` of a 9-tuple."""
+    return (np.arctan2(-R[5], R[8]), np.arctan2(R[2], np.hypot(R[5], R[8])),
+            np.arctan2(-R[1], R[0]))
+
+
+@njit(cache=True, inline='always')
+def _t_change_chart(step_T, a0, a1, a2):
+    """The angles (3-tuple) in the new chart (centred ``step`` from the old centre; its
+    transpose given) of the point with old angles ``a``, and the map of tangent vectors
+    there, ``T = J(new)^-1 J(old)`` (9-tuple; a covector maps by ``T^-T``)."""
+    n0, n1, n2 = _t_angles(_t_mm(step_T, _t_rotation(a0, a1, a2)))
+    return (n0, n1, n2), _t_solve(_t_rate(n1, n2), _t_rate(a1, a2))
 
 
 @njit(cache=True)
@@ -254,23 +283,14 @@ def centre_partials_derivatives(c, dt):
     return out
 
 
-@njit(cache=True)
-def orthonormalize(R):
-    """The rotation nearest to ``R`` (3, 3) that is within rounding of one (two Newton
+@njit(cache=True, inline='always')
+def _t_orthonormalize(R):
+    """The rotation nearest to the 9-tuple ``R`` that is within rounding of one (two Newton
     steps of the polar decomposition, ``R <- (R + R^-T)/2``): removes the rounding a
     product of many rotations accumulates."""
     for _ in range(2):
-        R = 0.5 * (R + _solve3(R, np.eye(3)).T)
+        R = _t_combine(0.5, R, 0.5, _t_transpose(_t_inverse(R)))
     return R
-
-
-@njit(cache=True)
-def change_chart(step, old):
-    """Angles in the new chart (centred ``step`` = E(c) from the old centre) of the point
-    with old angles ``old`` (3,), and the map of tangent vectors there,
-    ``J(new)^-1 J(old)`` (3, 3) (a covector maps by its inverse transpose)."""
-    new = xyz_angles(_mm3(step.T, xyz_rotation(old)))
-    return new, _solve3(body_rate_matrix(new), body_rate_matrix(old))
 
 
 class FreeJoint:
@@ -500,13 +520,6 @@ class FreeJointCharts:
 
 
 @njit(cache=True)
-def _cotangent(step, at, p):
-    """Rotation entries ``p`` (3,) of a momentum at old angles ``at`` in the new chart."""
-    _, T = change_chart(step, at)
-    return _solve3(T.T.copy(), p.reshape((3, 1)))[:, 0]
-
-
-@njit(cache=True)
 def recenter_state(free, reference, q2, q1, history, p2, p1, impulse, va, va_at_node,
                    fixedR, packed):
     """The change of chart of :meth:`FreeJointCharts.recenter` on arrays (in place).
@@ -516,43 +529,43 @@ def recenter_state(free, reference, q2, q1, history, p2, p1, impulse, va, va_at_
     maps by ``T = J(theta_new)^-1 J(theta)`` and a momentum by ``T^-T`` (the cotangent lift
     of the change of chart); configurations map through the rotations themselves.
     """
-    c = np.empty(3)
-    a1 = np.empty(3)
-    at = np.empty(3)
     for k in range(free.shape[0]):
         rot = free[k]
-        for i in range(3):
-            c[i] = q2[rot[i]]
-            a1[i] = q1[rot[i]]
-        if c[0] == 0.0 and c[1] == 0.0 and c[2] == 0.0:
+        r0, r1, r2 = rot[0], rot[1], rot[2]
+        c0, c1, c2 = q2[r0], q2[r1], q2[r2]
+        if c0 == 0.0 and c1 == 0.0 and c2 == 0.0:
             continue                # already at the chart's centre
-        step = xyz_rotation(c)
-        for vec, point in ((p2, c), (impulse, c), (p1, a1)):
-            new = _cotangent(step, point, np.array([vec[rot[0]], vec[rot[1]], vec[rot[2]]]))
-            for i in range(3):
-                vec[rot[i]] = new[i]
+        b0, b1, b2 = q1[r0], q1[r1], q1[r2]
+        step = _t_rotation(c0, c1, c2)
+        step_T = _t_transpose(step)
+        # momenta: at q2 (p2 and the impulse; the new angles are 0, J(0) = I) and at q1
+        _, Tc = _t_change_chart(step_T, c0, c1, c2)
+        _, T1 = _t_change_chart(step_T, b0, b1, b2)
+        for vec, T in ((p2, Tc), (impulse, Tc), (p1, T1)):
+            n0, n1, n2 = _t_matvec(_t_inverse(_t_transpose(T)), vec[r0], vec[r1], vec[r2])
+            vec[r0], vec[r1], vec[r2] = n0, n1, n2
         if va.shape[0]:
-            for i in range(3):
-                at[i] = c[i] if va_at_node else 0.5 * (a1[i] + c[i])
-            _, T = change_chart(step, at)
-            old = np.array([va[rot[0]], va[rot[1]], va[rot[2]]])
-            for i in range(3):
-                va[rot[i]] = T[i, 0] * old[0] + T[i, 1] * old[1] + T[i, 2] * old[2]
-        new, _ = change_chart(step, a1)
-        for i in range(3):
-            q1[rot[i]] = new[i]
+            if va_at_node:
+                Ta = Tc
+            else:
+                _, Ta = _t_change_chart(step_T, 0.5 * (b0 + c0), 0.5 * (b1 + c1),
+                                        0.5 * (b2 + c2))
+            n0, n1, n2 = _t_matvec(Ta, va[r0], va[r1], va[r2])
+            va[r0], va[r1], va[r2] = n0, n1, n2
+        new, _ = _t_change_chart(step_T, b0, b1, b2)
+        q1[r0], q1[r1], q1[r2] = new[0], new[1], new[2]
         for row in range(history.shape[0]):
-            for i in range(3):
-                at[i] = history[row, rot[i]]
-            new, _ = change_chart(step, at)
-            for i in range(3):
-                history[row, rot[i]] = new[i]
-        R = orthonormalize(_mm3(fixedR[reference[k]], step))
-        fixedR[reference[k]] = R
-        packed[reference[k]] = R
+            new, _ = _t_change_chart(step_T, history[row, r0], history[row, r1],
+                                     history[row, r2])
+            history[row, r0], history[row, r1], history[row, r2] = new[0], new[1], new[2]
+        old = fixedR[reference[k]]
+        R = _t_orthonormalize(_t_mm((old[0, 0], old[0, 1], old[0, 2], old[1, 0], old[1, 1],
+                                     old[1, 2], old[2, 0], old[2, 1], old[2, 2]), step))
         for i in range(3):
-            q2[rot[i]] = 0.0
-
+            for j in range(3):
+                fixedR[reference[k], i, j] = R[3 * i + j]
+                packed[reference[k], i, j] = R[3 * i + j]
+        q2[r0], q2[r1], q2[r2] = 0.0, 0.0, 0.0
 
 
 @njit(cache=True)
