@@ -619,8 +619,50 @@ def test_a_subdivided_step_keeps_the_momentum_and_its_charts():
     assert max(substeps) > 1
     P, L = world_momentum(vi, joint)
     assert np.abs(L - L0).max() < 1e-12 * np.linalg.norm(L0)
-    with pytest.raises(NotImplementedError, match='subdivided'):
-        if vi.last_substeps == 1:
-            while vi.last_substeps == 1:
-                vi.step(vi.t2 + 0.2)
-        vi.q2_dq1()
+
+
+@pytest.mark.parametrize('fast', [True, False])
+def test_derivatives_of_a_subdivided_step_with_free_joints_match_finite_differences(fast):
+    """A step too coarse for one Newton solve is taken as substeps, each in its own charts:
+    its derivatives chain the substeps' (from the step's start before its charts moved to
+    the last substep's result), against central differences of the whole step; its second
+    derivatives are symmetric."""
+    system, joint = floating_robot(gravity=(0.0, 0.0, -9.81))
+    charts = system.free_charts
+    rng = np.random.default_rng(13)
+    R0 = _rotation(rng)
+    q0 = rng.normal(size=system.nQ) * 0.3
+    p0 = rng.normal(size=system.nQ)
+    p0[3:6] = (0.2, 2.0, 0.3)                      # spinning: a 0.2 s step is too coarse
+    u = rng.normal(size=system.nu)
+    dt = 0.2
+    vi, q2, p2, R2 = _step_from(system, joint, fast, R0, q0, p0, u, dt)
+    substeps = vi.last_substeps
+    assert substeps > 1
+    R2 = R2.copy()
+    exact = {name: getattr(vi, name)() for name in
+             ('q2_dq1', 'q2_dp1', 'q2_du1', 'p2_dq1', 'p2_dp1', 'p2_du1')}
+    Zq = vi.q2_dq1dq1()
+    assert np.abs(Zq - Zq.transpose(1, 0, 2)).max() < 1e-7 * max(1.0, np.abs(Zq).max())
+    h = 1e-6
+
+    def run(dq=0.0, dp=0.0, du=0.0):
+        v, q, p, R = _step_from(system, joint, fast, R0, q0 + dq, p0 + dp, u + du, dt)
+        assert v.last_substeps == substeps
+        q, p = q.copy(), p.copy()
+        charts.express(R[None], R2[None], q, p)
+        return q, p
+    for block, n in (('dq1', system.nQ), ('dp1', system.nQ), ('du1', system.nu)):
+        numeric = {'q2': np.zeros((system.nQ, n)), 'p2': np.zeros((system.nQ, n))}
+        for j in range(n):
+            e = np.zeros(n)
+            e[j] = h
+            key = {'dq1': 'dq', 'dp1': 'dp', 'du1': 'du'}[block]
+            qp, pp = run(**{key: e})
+            qm, pm = run(**{key: -e})
+            numeric['q2'][:, j] = (qp - qm) / (2 * h)
+            numeric['p2'][:, j] = (pp - pm) / (2 * h)
+        for out in ('q2', 'p2'):
+            A = exact[out + '_' + block]
+            assert np.abs(A - numeric[out]).max() < 1e-6 * max(1.0, np.abs(A).max()), \
+                (out, block)

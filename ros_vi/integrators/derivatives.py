@@ -272,7 +272,8 @@ def composite_derivatives(system, parts, dt, substep, second):
     kinematic configs k_j = k1 + (j/n)(k2 - k1)); lambda1 is the substeps' time average,
     so its derivatives are those of the average.
 
-    ``parts``: the n substeps ``(ta, tb, q_a, p_a, q_b, p_b, lambda1)`` in order;
+    ``parts``: the n substeps ``(ta, tb, q_a, p_a, q_b, p_b, lambda1, ...)`` in order
+    (with free joints two more entries: :meth:`MidpointVI._subdivide`'s);
     ``substep(part, second)`` gives the derivatives of one, ``(first dict, second tuple or
     None)`` (the integrator puts itself at that substep to evaluate them).
 

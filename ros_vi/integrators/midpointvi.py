@@ -623,6 +623,8 @@ class MidpointVI:
         nd = self.nd
         q_start, p_start = saved[3], saved[5]
         k_start = q_start[nd:].copy()
+        # free joints: the step's start before its charts moved (its derivatives' input)
+        chart_in = self._chart_in
         iterations = 0
         failure = first
         for level in range(1, self.max_subdivisions + 1):
@@ -637,8 +639,13 @@ class MidpointVI:
                     k_b = k2 if j == n else k_start + (j / n) * (k2 - k_start)
                     q_a, p_a = self._q2.copy(), self._p2.copy()
                     iterations += attempt(ta, tb, k_b)
-                    parts.append((ta, tb, q_a, p_a, self._q2.copy(), self._p2.copy(),
-                                  self._lambda1.copy()))
+                    part = (ta, tb, q_a, p_a, self._q2.copy(), self._p2.copy(),
+                            self._lambda1.copy())
+                    if self._charts is not None:
+                        # the charts the substep ran in, and its start before they moved
+                        part += (self._charts.attitudes(self._model),
+                                 chart_in if j == 1 else (q_a, p_a))
+                    parts.append(part)
             except _StepFailed as exc:
                 iterations += getattr(exc, 'iterations', 0)
                 failure = _StepFailed('substep %d of %d (to t=%g): %s' % (j, n, tb, exc),
@@ -657,7 +664,7 @@ class MidpointVI:
                 # the substeps moved the charts: the start in the final charts
                 self._charts.express(saved[13], self._charts.attitudes(self._model),
                                      self._q1, self._p1)
-            self._lambda1[:] = (sum((tb - ta) * lam for ta, tb, _, _, _, _, lam in parts)
+            self._lambda1[:] = (sum((part[1] - part[0]) * part[6] for part in parts)
                                 / (t2 - t1)) if self.nc else 0.0
             pairs = list(zip(times, configs)) + [(t2, self._q2.copy())]
             pairs = [(t, q) for t, q in pairs if t <= t1 or t == t2][-packed.HISTORY:]
@@ -783,9 +790,7 @@ class MidpointVI:
             return self._deriv1
         if self._charts is not None:
             if self._composite is not None:
-                raise NotImplementedError(
-                    'derivatives of a subdivided step with free joints (%s) are not '
-                    'available: its substeps moved the charts' % self._free_names())
+                return self._composite_derivatives(second=False)[0]
             d = self._calc_deriv1_general()
             q_in, p_in = self._chart_in
             self._deriv1 = derivatives.recentred_derivatives(d, self._system, q_in, p_in)
@@ -808,9 +813,6 @@ class MidpointVI:
                                                      self._lambda1)
         return self._deriv1
 
-    def _free_names(self):
-        return ', '.join(repr(j.name) for j in self._system.free_joints)
-
     def _calc_deriv2(self):
         """All second derivatives of (q2_d, p2, lambda1) w.r.t. x = (q1, p1, u1, k2), cached:
         ``(Zq (nX, nX, nd), Zp (nX, nX, nd), Zl (nX, nX, nc))`` indexed [input1, input2,
@@ -818,7 +820,7 @@ class MidpointVI:
         :func:`derivatives.second_derivatives`)."""
         if getattr(self, '_deriv2', None) is not None and self._deriv2[0] is self._deriv1:
             return self._deriv2[1]
-        if self._charts is not None:
+        if self._charts is not None and self._composite is None:
             d = self._calc_deriv1()
             out = self._moving_chart_second_derivatives()
             self._deriv2 = (d, out)
@@ -905,11 +907,18 @@ class MidpointVI:
         second)`` (second None unless ``second``) and caches them as the step's."""
         parts, u1, k_start, k2 = self._composite
         saved = self._save()
+        chart_in = self._chart_in
 
         def substep(part, second):
-            ta, tb, q_a, p_a, q_b, p_b, lam = part
+            ta, tb, q_a, p_a, q_b, p_b, lam = part[:7]
             self._t1, self._t2 = ta, tb
             self._q1[:], self._p1[:], self._q2[:], self._p2[:] = q_a, p_a, q_b, p_b
+            if self._charts is not None:
+                # the substep in its own charts, from its start at their centres; its
+                # derivatives from that start as it was before they moved
+                attitudes, self._chart_in = part[7], part[8]
+                self._charts.set_attitudes(attitudes)
+                self._q1[self._charts.rotation.ravel()] = 0.0
             self._u1[:], self._lambda1[:] = u1, lam
             self._deriv1 = self._composite = self._deriv2 = None
             d = self._calc_deriv1()
@@ -919,6 +928,7 @@ class MidpointVI:
                 self._system, parts, self._t2 - self._t1, substep, second)
         finally:
             self._restore(saved)
+            self._chart_in = chart_in
             self.set_midpoint()     # the substeps' evaluations moved the System
         self._deriv1 = out
         if not second:
