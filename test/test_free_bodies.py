@@ -396,7 +396,6 @@ def _step_from(system, joint, fast, R0, q0, p0, u, dt):
 @pytest.mark.parametrize('fast', [True, False])
 def test_step_derivatives_with_free_joints_match_finite_differences(fast):
     system, joint = floating_robot(gravity=(0.0, 0.0, -9.81))
-    charts = system.free_charts
     rng = np.random.default_rng(7)
     R0 = _rotation(rng)
     q0 = rng.normal(size=system.nQ) * 0.3          # angles off the chart's centre too
@@ -405,15 +404,24 @@ def test_step_derivatives_with_free_joints_match_finite_differences(fast):
     dt = 0.02
     vi, q2, p2, R2 = _step_from(system, joint, fast, R0, q0, p0, u, dt)
     assert vi.compiled == fast
+    _check_first_derivatives(vi, system, joint, fast, R0, q0, p0, u, dt, R2.copy())
+
+
+def _check_first_derivatives(vi, system, joint, fast, R0, q0, p0, u, dt, R2):
+    """``vi``'s first derivatives of its step from (q0, p0, u) against central differences
+    of the step retaken from perturbed starts (each result in the nominal step's charts
+    ``R2``; as many substeps as the nominal step took)."""
     exact = {name: getattr(vi, name)() for name in
              ('q2_dq1', 'q2_dp1', 'q2_du1', 'p2_dq1', 'p2_dp1', 'p2_du1')}
+    substeps = vi.last_substeps
     h = 1e-6
 
     def run(dq=0.0, dp=0.0, du=0.0):
-        _, q, p, R = _step_from(system, joint, fast, R0, q0 + dq, p0 + dp, u + du, dt)
+        v, q, p, R = _step_from(system, joint, fast, R0, q0 + dq, p0 + dp, u + du, dt)
+        assert v.last_substeps == substeps
         q, p = q.copy(), p.copy()
         # the perturbed step's result in the nominal step's charts
-        charts.express(R[None], R2[None], q, p)
+        system.free_charts.express(R[None], R2[None], q, p)
         return q, p
     for block, n in (('dq1', system.nQ), ('dp1', system.nQ), ('du1', system.nu)):
         numeric_q = np.zeros((system.nQ, n))
@@ -628,7 +636,6 @@ def test_derivatives_of_a_subdivided_step_with_free_joints_match_finite_differen
     the last substep's result), against central differences of the whole step; its second
     derivatives are symmetric."""
     system, joint = floating_robot(gravity=(0.0, 0.0, -9.81))
-    charts = system.free_charts
     rng = np.random.default_rng(13)
     R0 = _rotation(rng)
     q0 = rng.normal(size=system.nQ) * 0.3
@@ -637,32 +644,7 @@ def test_derivatives_of_a_subdivided_step_with_free_joints_match_finite_differen
     u = rng.normal(size=system.nu)
     dt = 0.2
     vi, q2, p2, R2 = _step_from(system, joint, fast, R0, q0, p0, u, dt)
-    substeps = vi.last_substeps
-    assert substeps > 1
-    R2 = R2.copy()
-    exact = {name: getattr(vi, name)() for name in
-             ('q2_dq1', 'q2_dp1', 'q2_du1', 'p2_dq1', 'p2_dp1', 'p2_du1')}
+    assert vi.last_substeps > 1
     Zq = vi.q2_dq1dq1()
     assert np.abs(Zq - Zq.transpose(1, 0, 2)).max() < 1e-7 * max(1.0, np.abs(Zq).max())
-    h = 1e-6
-
-    def run(dq=0.0, dp=0.0, du=0.0):
-        v, q, p, R = _step_from(system, joint, fast, R0, q0 + dq, p0 + dp, u + du, dt)
-        assert v.last_substeps == substeps
-        q, p = q.copy(), p.copy()
-        charts.express(R[None], R2[None], q, p)
-        return q, p
-    for block, n in (('dq1', system.nQ), ('dp1', system.nQ), ('du1', system.nu)):
-        numeric = {'q2': np.zeros((system.nQ, n)), 'p2': np.zeros((system.nQ, n))}
-        for j in range(n):
-            e = np.zeros(n)
-            e[j] = h
-            key = {'dq1': 'dq', 'dp1': 'dp', 'du1': 'du'}[block]
-            qp, pp = run(**{key: e})
-            qm, pm = run(**{key: -e})
-            numeric['q2'][:, j] = (qp - qm) / (2 * h)
-            numeric['p2'][:, j] = (pp - pm) / (2 * h)
-        for out in ('q2', 'p2'):
-            A = exact[out + '_' + block]
-            assert np.abs(A - numeric[out]).max() < 1e-6 * max(1.0, np.abs(A).max()), \
-                (out, block)
+    _check_first_derivatives(vi, system, joint, fast, R0, q0, p0, u, dt, R2.copy())

@@ -1,9 +1,6 @@
 """A world file over DDS (``world_file``): two acrobots under their prefixes and a thrown
 ball; joint_states lists the robots' joints, /tf carries the ball on its closed-form flight
 (x0 + v0 t + g t^2/2: exact for the midpoint step under constant gravity)."""
-import os
-import shutil
-import tempfile
 
 import numpy as np
 import pytest
@@ -33,12 +30,10 @@ objects:
 
 
 @pytest.fixture(scope='module')
-def sim(probe):
-    folder = tempfile.mkdtemp(prefix='ros_vi_world_')
-    path = os.path.join(folder, 'scene.yaml')
-    with open(path, 'w') as fh:
-        fh.write(WORLD % {'acrobot': urdf('acrobot')})
-    proc = SimProcess({'world_file': path, 'rate': RATE, 'publish_rate': RATE,
+def sim(probe, tmp_path_factory):
+    path = tmp_path_factory.mktemp('world') / 'scene.yaml'
+    path.write_text(WORLD % {'acrobot': urdf('acrobot')})
+    proc = SimProcess({'world_file': str(path), 'rate': RATE, 'publish_rate': RATE,
                        'real_time_factor': 0.0, 'start_paused': True, 'step_ticks': TICKS})
     proc.tf = probe.subscribe(TFMessage, proc.topic('tf'), DEEP)
     proc.js = probe.subscribe(JointState, proc.topic('joint_states'), DEEP)
@@ -50,7 +45,6 @@ def sim(probe):
                  what='the stepped state')
     yield proc
     proc.stop_cleanly()
-    shutil.rmtree(folder)
 
 
 def test_joint_states_list_both_robots_under_their_prefixes(sim):

@@ -3,9 +3,6 @@
 (``<robot>/position_controller/commands``); two goals sent at once to two arms are both
 followed; a floating robot's odometry (``<robot>/odom``, frame ``world``) follows its free
 fall in closed form."""
-import os
-import shutil
-import tempfile
 import threading
 
 import numpy as np
@@ -39,19 +36,16 @@ robots:
 
 
 @pytest.fixture(scope='module')
-def world(probe):
-    folder = tempfile.mkdtemp(prefix='ros_vi_world_robots_')
-    path = os.path.join(folder, 'arms.yaml')
-    with open(path, 'w') as fh:
-        fh.write(WORLD % {'arm': urdf('arm7'), 'acrobot': urdf('acrobot')})
-    sim = SimProcess({'world_file': path, 'rate': 500.0, 'publish_rate': 100.0,
+def world(probe, tmp_path_factory):
+    path = tmp_path_factory.mktemp('world') / 'arms.yaml'
+    path.write_text(WORLD % {'arm': urdf('arm7'), 'acrobot': urdf('acrobot')})
+    sim = SimProcess({'world_file': str(path), 'rate': 500.0, 'publish_rate': 100.0,
                       'command_timeout': 0.0, 'real_time_factor': 0.0})
     sim.js = probe.subscribe(JointState, sim.topic('joint_states'))
     sim.odom = probe.subscribe(Odometry, sim.topic('drop/odom'), DEEP)
     sim.js.wait(what='the world\'s joint_states', timeout=60)
     yield sim
     sim.stop_cleanly()
-    shutil.rmtree(folder)
 
 
 def _now(sim):
