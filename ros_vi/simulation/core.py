@@ -665,7 +665,11 @@ class Simulation:
         state = self.state()
         if np.all(self.commands.input_configs >= 0):
             return state.efforts.copy()          # joint efforts only: exactly the commands
-        data = self.system.model.create_data()
+        model = self.system.model
+        kept = getattr(self, '_input_data', None)      # scratch Data, kept for its model
+        if kept is None or kept[0] is not model:
+            kept = self._input_data = (model, model.create_data())
+        data = kept[1]
         forces = []
         for u in (self._applied, np.zeros_like(self._applied)):
             data.set(state.positions, state.velocities, u)
