@@ -206,6 +206,40 @@ def test_compiled_and_general_paths_take_the_same_steps():
         assert np.abs(a - b).max() < 1e-10
 
 
+def test_the_compiled_steps_reuse_of_the_chart_partials_changes_no_root():
+    """The compiled step keeps the chart partials' derivatives (W_CHART) between steps
+    while the increment stays within free.CHART_REUSE: emptying that cache before every
+    step (so every step takes them afresh) must give the same roots, iteration for
+    iteration, on a fast tumble with moving joints; and the cache is in use (taken at an
+    earlier step's increment)."""
+    from ros_vi.integrators import packed
+    runs = []
+    for fresh in (False, True):
+        system, joint = floating_robot(gravity=(0.0, 0.0, -9.81))
+        vi = trep.MidpointVI(system, tolerance=1e-12)
+        rng = np.random.default_rng(5)
+        dq = rng.normal(size=system.nQ)
+        dq[3:6] = (4.0, -3.0, 5.0)                      # body rates [rad/s]
+        system.dq = dq
+        vi.initialize_from_state(0.0, np.zeros(system.nQ), system.mass_matrix() @ dq)
+        _, (I, F, W) = vi.stepper.packed_call()
+        o = packed.layout(I)
+        cache = W[o[packed.W_CHART]:o[packed.W_END]]
+        iterations, reused = [], 0
+        for k in range(300):
+            if fresh:
+                cache[:] = 0.0
+            before = cache.copy()
+            iterations.append(vi.step(vi.t2 + 0.001, np.sin(0.1 * k + np.arange(system.nu))))
+            reused += np.array_equal(before, cache) and before[3] != 0.0
+        runs.append((vi.q2, vi.p2, joint.reference_attitude, iterations, reused))
+    (q_a, p_a, R_a, it_a, reused_a), (q_b, p_b, R_b, it_b, reused_b) = runs
+    assert reused_a > 50 and reused_b == 0
+    assert it_a == it_b
+    assert np.abs(q_a - q_b).max() < 1e-11 and np.abs(p_a - p_b).max() < 1e-10
+    assert np.abs(R_a - R_b).max() < 1e-11
+
+
 # ------------------------------------------------------------------ torque-free rigid body
 def flip_half_period(inertia, omega):
     """Half the period of the body angular velocity of a torque-free rigid body (Euler's

@@ -8,6 +8,8 @@ velocities), second-order terms against finite differences of the first-order on
 linear solvers against numpy.linalg.solve.  The ``*_into`` variants must equal the
 allocating ones even when their output and scratch buffers start full of garbage.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -72,6 +74,67 @@ def test_solvers_report_singular_matrices():
     assert not kernel.solve_in_place(A.copy(), np.ones(3))
     assert not kernel.solve_many_in_place(A.copy(), np.ones((3, 2)))
     assert not kernel.solve_in_place(np.array([[np.nan]]), np.ones(1))
+
+
+def _tree_matrix(rng, cparent, n):
+    """A random (n, n) matrix with the tree's pattern (nonzero only between a config and
+    its ancestors-or-self), dominated by a negative definite part like -M/dt."""
+    nt = len(cparent)
+    anc = np.eye(nt, dtype=bool)
+    for c in range(nt):
+        a = cparent[c]
+        while a >= 0:
+            anc[a, c] = anc[c, a] = True
+            a = cparent[a]
+    X = rng.normal(size=(nt, nt))
+    A = -(X @ X.T + nt * np.eye(nt)) * anc + 0.3 * rng.normal(size=(nt, nt)) * anc
+    return A[:n, :n]
+
+
+def test_tree_solve_matches_numpy_on_random_trees_and_skips_kinematic_configs():
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        nt = int(rng.integers(1, 16))
+        order = rng.permutation(nt)               # config numbers unrelated to the tree
+        cparent = np.full(nt, -1, dtype=np.int64)
+        for k in range(1, nt):
+            if rng.random() < 0.85:               # else a second root (a forest)
+                cparent[order[k]] = order[rng.integers(0, k)]
+        corder = order.astype(np.int64)           # parents first
+        n = nt - int(rng.integers(0, min(3, nt)))  # the last configs kinematic
+        A = _tree_matrix(rng, cparent, n)
+        B = rng.normal(size=(n, 3))
+        A1, X = A.copy(), B.copy()
+        assert kernel.tree_solve_many_in_place(A1, X, cparent, corder)
+        np.testing.assert_allclose(X, np.linalg.solve(A, B), rtol=1e-11, atol=1e-12)
+        A2, x = A.copy(), B[:, 0].copy()
+        assert kernel.tree_solve_in_place(A2, x, cparent, corder)
+        np.testing.assert_allclose(x, X[:, 0], rtol=1e-13, atol=1e-14)
+
+
+def test_tree_solve_of_a_floating_robots_mass_matrix_and_its_refusals():
+    from ros_vi.urdf import import_urdf_file
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    system = import_urdf_file(os.path.join(root, 'urdf', 'humanoid.urdf'),
+                              floating_base=True)
+    q = np.random.default_rng(8).normal(size=system.nQ)
+    system.q = q
+    M = system.mass_matrix()
+    assert np.count_nonzero(M) < 0.6 * M.size          # branches: a sparse pattern
+    m = system.model
+    b = np.arange(1.0, len(M) + 1)
+    A, x = M.copy(), b.copy()
+    assert kernel.tree_solve_in_place(A, x, m.cparent, m.corder)
+    np.testing.assert_allclose(M @ x, b, rtol=1e-11, atol=1e-11)
+    # a zero pivot (no pivoting here) and a non-finite one are refused, not divided by
+    chain = np.array([-1, 0], dtype=np.int64)
+    order = np.array([0, 1], dtype=np.int64)
+    assert not kernel.tree_solve_in_place(np.array([[1.0, 1.0], [1.0, 0.0]]), np.ones(2),
+                                          chain, order)
+    assert not kernel.tree_solve_in_place(np.array([[1.0, 0.0], [0.0, np.nan]]),
+                                          np.ones(2), chain, order)
+    # the dense pivoted solve handles the first one
+    assert kernel.solve_in_place(np.array([[1.0, 1.0], [1.0, 0.0]]), np.ones(2))
 
 
 # ------------------------------------------------------------------ kinematics

@@ -104,7 +104,7 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
      drives) = st
     q1 = W[o[packed.W_Q1]:o[packed.W_P1]]
     p1 = W[o[packed.W_P1]:o[packed.W_Q2]]
-    impulse = W[o[packed.W_IMPULSE]:o[packed.W_END]]
+    impulse = W[o[packed.W_IMPULSE]:o[packed.W_CHART]]
     p_end = np.empty(nd)      # the momentum at the node: p + impulse / 2 (MidpointVI.p2_end)
     anchor = gv[4]
     v = np.empty(nd)

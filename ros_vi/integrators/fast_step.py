@@ -31,7 +31,7 @@ from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_EN
                      I_CORDER, I_CPARENT, I_END, I_FCFG, I_FJOINT, I_IN_CFG, I_KIND,
                      I_FREE, I_MASS_FRAMES, I_MIM_LEAD, I_PARENT, I_SP_IDX, MAXIT, ND, NDRIVE,
                      NFREE, NHIST, NQ, NT, NU, RNORM, STATUS, T2, TOL, W_ANCHOR, W_CHECK, W_DRIVE,
-                     W_END, W_HIST, W_HIST_T, W_IMPULSE, W_K_IN, W_P1, W_P2, W_Q1, W_Q2,
+                     W_CHART, W_END, W_HIST, W_HIST_T, W_IMPULSE, W_K_IN, W_P1, W_P2, W_Q1, W_Q2,
                      W_Q2N, W_QM, W_U1, W_U_IN, W_V, W_VA, acceptance_views,
                      constraint_layout, kernel_scratch, layout, model_views,
                      no_constraints, step_views)
@@ -222,7 +222,7 @@ class FastStepper:
         # the last acceptance test (acceptance.C_* slots; the general path writes here too)
         self.check = W[o[W_CHECK]:o[W_DRIVE]]
         # the last accepted step's impulse of the applied and constraint forces (nd,)
-        self.impulse = W[o[W_IMPULSE]:o[W_END]]
+        self.impulse = W[o[W_IMPULSE]:o[W_CHART]]
         self._constraints = constraints
         if constraints is None:
             self.lambda1 = np.zeros(0)

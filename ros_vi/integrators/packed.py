@@ -43,6 +43,7 @@ NF, NQ, ND, NU, NJ, NM, NSP, NT, MAXIT, NHIST, STATUS, ITERS, MINIT, NFREE = ran
 DT, TOL, RNORM, T2 = range(4)
 NSCALAR = 4
 NDRIVE = len(DRIVE_FIELDS)   # rows of the W_DRIVE segment (drives.FIELDS)
+CHART_CACHE = 58             # per free joint in W_CHART: increment (3), dt, dA, dB (27 each)
 
 # Segments of the packed arrays (indices into the offsets ``o = layout(I)``; the table in
 # :func:`layout` gives each one's length and contents)
@@ -53,7 +54,8 @@ NDRIVE = len(DRIVE_FIELDS)   # rows of the W_DRIVE segment (drives.FIELDS)
  W_Q1, W_P1, W_Q2, W_P2, W_U1, W_U_IN, W_K_IN, W_HIST, W_HIST_T, W_Q2N, W_P2N, W_QM, W_V,
  W_R, W_P, W_S, W_VSP, W_VP, W_IC, W_H, W_G, W_LQ, W_LV, W_M, W_LVQ, W_LQQ, W_SU, W_SW,
  W_SZ, W_SG, W_TMP, W_J, W_RES, W_FORCE, W_DLT, W_VEL, W_MD, W_ZERO,
- W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_DRIVE, W_IMPULSE, W_END) = range(73)
+ W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_DRIVE, W_IMPULSE, W_CHART,
+ W_END) = range(74)
 
 
 @njit(cache=True)
@@ -146,6 +148,9 @@ def layout(I):
                                         drives.FIELDS, columns the dynamic configs)
     W    W_IMPULSE        nd            the last accepted step's impulse of the applied
                                         and constraint forces, dt F - Dh(q1)^T lambda1
+    W    W_CHART          CHART_CACHE   per free joint: the moving chart's partials' own
+                          nfree         derivatives and the increment and dt they were
+                                        taken at (free.chart_jacobian_change)
     W    W_END                          (length of W)
     ===  ===============  ============  ===================================================
     """
@@ -226,7 +231,8 @@ def layout(I):
     o[W_CHECK] = o[W_ANCHOR] + NANCHOR
     o[W_DRIVE] = o[W_CHECK] + NCHECK
     o[W_IMPULSE] = o[W_DRIVE] + NDRIVE * nd
-    o[W_END] = o[W_IMPULSE] + nd
+    o[W_CHART] = o[W_IMPULSE] + nd
+    o[W_END] = o[W_CHART] + CHART_CACHE * I[NFREE]
     return o
 
 

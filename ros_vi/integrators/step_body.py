@@ -26,9 +26,9 @@ from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
 from .newton import (ARMIJO, BACKTRACK, MAX_BACKTRACKS, ROUNDING, STAGNATION,
                      STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
 from ..mechanics.free import chart_first_slot_change, chart_jacobian_change
-from .packed import (BAD_INPUT, DT, HISTORY, I_END, I_FREE, ITERS, MAXIT, MINIT, NFREE, NHIST,
-                     NOT_CONVERGED, NOT_FINITE, OK, REJECTED, RNORM, SINGULAR, STATUS, T2,
-                     TOL, W_IMPULSE, W_P1, W_Q1, W_U1)
+from .packed import (BAD_INPUT, CHART_CACHE, DT, HISTORY, I_END, I_FREE, ITERS, MAXIT,
+                     MINIT, NFREE, NHIST, NOT_CONVERGED, NOT_FINITE, OK, REJECTED, RNORM,
+                     SINGULAR, STATUS, T2, TOL, W_CHART, W_END, W_IMPULSE, W_P1, W_Q1, W_U1)
 
 
 @njit(cache=True, inline='always')
@@ -114,8 +114,10 @@ def newton_step(I, W, o, model, ks, st, gv, con):
     max_iter = I[MAXIT]
     nfree = I[NFREE]
     free = I[o[I_FREE]:o[I_END]].reshape((nfree, 3))
-    dAB = np.empty((nfree, 2, 3, 3, 3))       # the moving charts' partials (a step's first)
+    chart_cache = W[o[W_CHART]:o[W_END]].reshape((nfree, CHART_CACHE))
     min_iter = I[MINIT]
+    # without constraints or mimic joints the Newton matrix has the tree's sparsity
+    tree_pattern = nc == 0 and mim_lead.shape[0] == 0
     dt, tol, t2 = W[DT], W[TOL], W[T2]
     t1 = t2 - dt
     if not inputs_finite(u1, k2):
@@ -394,7 +396,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
             status = SINGULAR
             break
         if nfree > 0:
-            chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, dAB, it == 0)
+            chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, chart_cache,
+                                  it == 0)
         if nc > 0:
             joint_twists_into(kind, cframe, corder, R2, P2, S2)
             constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2,
@@ -412,7 +415,22 @@ def newton_step(I, W, o, model, ks, st, gv, con):
                     K[nd + k, nd + m] = 0.0
                 rhs[nd + k] = h2[k]
         # (without constraints K and rhs are J and r themselves)
-        if not kernel.solve_in_place(K, rhs):
+        if tree_pattern:
+            # J couples only configs on one root path: the tree's elimination, O(n d^2)
+            # for depth d instead of O(n^3); on a failed pivot the dense pivoted solve of
+            # the copies (Md, vel are free once the predictor has run)
+            for a in range(nd):
+                vel[a] = rhs[a]
+                for b in range(nd):
+                    Md[a, b] = K[a, b]
+            solved = kernel.tree_solve_in_place(K, rhs, cparent, corder)
+            if not solved:
+                solved = kernel.solve_in_place(Md, vel)
+                for a in range(nd):
+                    rhs[a] = vel[a]
+        else:
+            solved = kernel.solve_in_place(K, rhs)
+        if not solved:
             status = SINGULAR
             break
         big_step = 0.0

@@ -588,23 +588,40 @@ def chart_first_slot_change(free, dlt, dt, Lq, Lv, out):
             out[a] += dt * d1
 
 
+#: a step's first Newton matrix reuses the chart partials' derivatives (cache of
+#: :func:`chart_jacobian_change`) taken at an increment within this of its own [rad]
+CHART_REUSE = 1e-4
+
+
 @njit(cache=True)
-def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, dAB, fresh):
+def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, cache, fresh):
     """Add to the Newton matrix ``J`` (nd, nd) = d r / d q2 the change of the rotation
     rows of :func:`chart_first_slot_change`.  ``Lqq``, ``Lvq``, ``M`` are the midpoint
-    second partials (``Lvq[i, j] = d L_v_i / d q_j``).  ``dAB`` (nfree, 2, 3, 3, 3) holds
-    the partials of A and B (:func:`centre_partials_derivatives`), recomputed when
-    ``fresh`` (the first Newton matrix of a step) and reused for the step's later
-    iterations, whose increments differ from the first by the Newton updates only (a
-    relative change of that size in a small term of the matrix keeps the convergence
-    quadratic; the residual itself is always exact)."""
+    second partials (``Lvq[i, j] = d L_v_i / d q_j``).
+
+    ``cache`` (nfree, 58) holds per free joint the increment (3) and dt it was taken at and
+    the partials of A and B (:func:`centre_partials_derivatives`, 27 each).  The first
+    Newton matrix of a step (``fresh``) recomputes them (by complex step, the costliest
+    part of the free joint's Newton matrix) unless they were taken at the same dt and an
+    increment within :data:`CHART_REUSE` of this one: a smooth motion's increments change
+    by about (angular acceleration) dt^2 a step, so they are taken again every few steps.
+    Later iterations of a step reuse them too.  The term they enter is about
+    |omega| dt of the matrix, so an increment off by CHART_REUSE changes the matrix by
+    ~1e-4 |omega| dt relative: Newton still converges (to the same root: the residual
+    itself is always exact).  A cache of zeros (dt 0) is empty."""
     nd = J.shape[0]
     for k in range(free.shape[0]):
         c0, c1, c2 = dlt[free[k, 0]], dlt[free[k, 1]], dlt[free[k, 2]]
         A, B = _centre_partials_t(c0, c1, c2, dt)
-        if fresh:
-            _centre_partials_derivatives_into(c0, c1, c2, dt, dAB[k])
-        dA, dB = dAB[k, 0], dAB[k, 1]
+        entry = cache[k]
+        if fresh and not (entry[3] == dt and abs(entry[0] - c0) <= CHART_REUSE
+                          and abs(entry[1] - c1) <= CHART_REUSE
+                          and abs(entry[2] - c2) <= CHART_REUSE):
+            _centre_partials_derivatives_into(c0, c1, c2, dt,
+                                              entry[4:].reshape((2, 3, 3, 3)))
+            entry[0], entry[1], entry[2], entry[3] = c0, c1, c2, dt
+        dAB = entry[4:].reshape((2, 3, 3, 3))
+        dA, dB = dAB[0], dAB[1]
         for j in range(3):
             a = free[k, j]
             for col in range(nd):
