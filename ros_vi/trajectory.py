@@ -28,6 +28,10 @@ MATLAB name    ``.npz`` name  shape       meaning
 ``v_index``    ``v_names``    (nQk,)      kinematic config names (columns of ``v``)
 ``u_index``    ``u_names``    (nu,)       input names (columns of ``u``)
 ``rho_index``  ``rho_names``  (nQk,)      kinematic config names (columns of ``rho``)
+``charts``     ``charts``     (N, n, 3,   free joints only: the chart each state's
+                              3)          rotation angles are in (``DSystem.charts``)
+``charts_      ``charts_      (n,)        free joint names (second axis of ``charts``)
+index``        names``
 =============  =============  ==========  ===========================================
 
 MATLAB name lists are cell arrays of strings (as trep writes them) and are always stored;
@@ -72,12 +76,15 @@ def _kind(filename):
                      '(MATLAB, as trep) or .npz (NumPy)' % (filename, ext or '(none)'))
 
 
-def save_trajectory(filename, system, t, Q=None, p=None, v=None, u=None, rho=None):
+def save_trajectory(filename, system, t, Q=None, p=None, v=None, u=None, rho=None,
+                    charts=None):
     """Save a trajectory of ``system`` to ``filename`` (``.mat`` or ``.npz``; see the module
     docstring for the layout).
 
-    t (N,) [s]; Q (N, nQ); p (N, nQd); v (N, nQk); u (N-1, nu); rho (N-1, nQk).  Components
-    given as None are not stored (they load as zeros).
+    t (N,) [s]; Q (N, nQ); p (N, nQd); v (N, nQk); u (N-1, nu); rho (N-1, nQk); charts
+    (N, n, 3, 3) for a system with n free joints (the reference attitudes its rotation
+    angles are measured from at each time).  Components given as None are not stored (they
+    load as zeros).
     """
     kind = _kind(filename)
     t = np.asarray(t, dtype=float)
@@ -90,18 +97,27 @@ def save_trajectory(filename, system, t, Q=None, p=None, v=None, u=None, rho=Non
     given = dict(zip(_PARTS, (Q, p, v, u, rho)))
     blocks = {key: _block(given[key], rows[key], _names(items[key]), key)
               for key in _PARTS if given[key] is not None}
+    names = {key: _names(items[key]) for key in _PARTS}
+    if charts is not None:
+        free = [j.name for j in system.free_joints]
+        charts = np.asarray(charts, dtype=float)
+        if charts.shape != (N, len(free), 3, 3):
+            raise ValueError('save_trajectory: charts has shape %r, expected (%d, %d, 3, 3)'
+                             % (charts.shape, N, len(free)))
+        blocks['charts'] = charts
+        names['charts'] = free
     if kind == 'mat':
         from scipy.io import savemat
         data = {'time': t}
         data.update(blocks)
-        for key in _PARTS:      # cell arrays of strings, always present (as trep)
-            data[key + '_index'] = np.array(_names(items[key]), dtype=object)
+        for key in names:       # cell arrays of strings, always present (as trep)
+            data[key + '_index'] = np.array(names[key], dtype=object)
         savemat(filename, data)
         return
     data = {'format': np.array(FORMAT), 't': t}
     for key, arr in blocks.items():
         data[key] = arr
-        data[key + '_names'] = np.array(_names(items[key]), dtype=str)
+        data[key + '_names'] = np.array(names[key], dtype=str)
     with open(filename, 'wb') as fh:
         np.savez(fh, **data)
 
@@ -151,6 +167,10 @@ def _read_mat(filename):
                                                       len(names)))
         data[key] = arr
         data[key + '_names'] = np.array(names, dtype=str)
+    if 'charts' in raw:
+        names = _cell_names(raw['charts_index']) if 'charts_index' in raw else []
+        data['charts'] = np.asarray(raw['charts'], dtype=float).reshape(N, len(names), 3, 3)
+        data['charts_names'] = np.array(names, dtype=str)
     return data
 
 

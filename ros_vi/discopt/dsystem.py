@@ -17,6 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..integrators import MidpointVI
+from ..mechanics.free import express_jacobian, express_second_derivative, xyz_rotation
 from .. import trajectory as _trajectory
 from .dlqr import solve_tv_lqr
 
@@ -54,16 +55,10 @@ class DSystem:
     def __init__(self, varint, t):
         if not isinstance(varint, MidpointVI):
             raise TypeError('DSystem needs a MidpointVI, got %r' % type(varint).__name__)
-        free = varint.system.free_joints
-        if free:
-            # a state x_k of a free joint is in charts the step before it chose; set(x_k, k)
-            # in any order would read it in whatever charts the System holds
-            raise NotImplementedError(
-                'DSystem (and DOptimizer) with free joints (%s) are not available yet: a '
-                'trajectory would need each time step\'s charts; MidpointVI gives a step\'s '
-                'first and second derivatives, and ros_vi.control.lqr an LQR about an '
-                'equilibrium' % ', '.join(repr(j.name) for j in free))
         self.varint = varint
+        # free joints: the charts each time index's state is written in (charts property)
+        self._free = varint.system.free_charts
+        self._charts = None
         self.time = t
         self._xk = None
         self._uk = None
@@ -115,6 +110,67 @@ class DSystem:
         if not np.all(np.diff(t) > 0):
             raise ValueError('DSystem time must be strictly increasing')
         self._time = t
+        if self._free is not None and (self._charts is None
+                                       or self._charts.shape[0] != t.shape[0]):
+            self._charts = np.repeat(self._current_attitudes()[None], t.shape[0], axis=0)
+
+    @property
+    def charts(self):
+        """The free joints' charts at every time index, (N, nfree, 3, 3) (a copy; None
+        without free joints).
+
+        X(k)'s three rotation configs of free joint j are angles in the chart centred on
+        ``charts[k, j]`` (a reference attitude: the rotation from the joint's body axes at
+        angles 0 to its parent's axes, as ``FreeJoint.reference_attitude``), and X(k)'s
+        momenta of those configs are the matching ones (ros_vi.mechanics.free).  A state
+        near its chart's centre is a tangent vector at the chart's attitude, so
+        linearisations, LQR and trajectory optimisation work in the tangent spaces of a
+        nominal trajectory, with no attitude singularity as long as each state stays
+        within a quarter turn of its chart.  Default: the System's reference attitudes at
+        the DSystem's creation (or when the time base changed length), at every k;
+        :meth:`centre_charts` moves them onto a trajectory."""
+        return None if self._charts is None else self._charts.copy()
+
+    @charts.setter
+    def charts(self, value):
+        if self._free is None:
+            raise ValueError('DSystem.charts: the system has no free joints')
+        R = np.array(value, dtype=float)
+        shape = (len(self._time), len(self._free), 3, 3)
+        if R.shape != shape:
+            raise ValueError('DSystem.charts must have shape %r (time base, free joints, '
+                             '3, 3), got %r' % (shape, R.shape))
+        bad = ~np.isfinite(R).all(axis=(2, 3))
+        bad |= np.abs(R @ np.swapaxes(R, 2, 3) - np.eye(3)).max(axis=(2, 3)) > 1e-9
+        bad |= np.linalg.det(R) < 0
+        if bad.any():
+            k, j = np.argwhere(bad)[0]
+            raise ValueError('DSystem.charts[%d, %d] (free joint %r) is not a rotation '
+                             'matrix' % (k, j, self._free.joints[j].name))
+        self._charts = R
+
+    def centre_charts(self, X):
+        """Move the charts onto the trajectory X (N, nX): every chart becomes the
+        attitude of its state, and X is returned in the new charts (its free joints'
+        angles 0, momenta rewritten; the motion is the same).  For keeping an optimised
+        trajectory's states at their charts' centres."""
+        X = np.array(X, dtype=float)
+        if X.ndim != 2 or X.shape != (len(self._time), self._nX):
+            raise ValueError('X must have shape (N=%d, nX=%d), got %r'
+                             % (len(self._time), self._nX, X.shape))
+        if self._free is None:
+            return X
+        new = self._charts.copy()
+        for k in range(X.shape[0]):
+            for j, rot in enumerate(self._free.rotation):
+                new[k, j] = self._charts[k, j] @ xyz_rotation(X[k, rot])
+            self._free.express(self._charts[k], new[k], X[k, self._sQ], X[k, self._sp])
+            X[k, self._free.rotation.ravel()] = 0.0      # the centres (not rounding's)
+        self._charts = new
+        return X
+
+    def _current_attitudes(self):
+        return self._free.attitudes(self.system.model)
 
     @property
     def xk(self):
@@ -246,7 +302,8 @@ class DSystem:
     def convert_trajectory(self, dsys_a, X, U):
         """Trajectory for this system from (X, U) of ``dsys_a``, matched by config and
         input names.  Components this system lacks are dropped; those ``dsys_a`` lacks are
-        zero.  (Only a reordering: the result need not satisfy this system's dynamics.)"""
+        zero.  (Only a reordering: the result need not satisfy this system's dynamics.
+        Free joints' angles are copied as they are: give both systems the same charts.)"""
         X = np.asarray(X, dtype=float)
         U = np.asarray(U, dtype=float)
         qa, pa, va, ua, rhoa = dsys_a.split_trajectory(X, U)
@@ -273,14 +330,26 @@ class DSystem:
         """Save (X, U) with :func:`ros_vi.save_trajectory` (npz by variable name, see
         ros_vi/trajectory.py); a missing X or U is saved as zeros."""
         Q, p, v, u, rho = self.split_trajectory(X, U)
-        _trajectory.save_trajectory(filename, self.system, self._time, Q, p, v, u, rho)
+        _trajectory.save_trajectory(filename, self.system, self._time, Q, p, v, u, rho,
+                                    charts=self._charts)
 
     def load_state_trajectory(self, filename):
         """Load a trajectory saved by :meth:`save_state_trajectory` or
         :func:`ros_vi.save_trajectory`; sets ``time`` from the file and returns
         Trajectory(X, U) (components absent from the file are zero)."""
         t, Q, p, v, u, rho = _trajectory.load_trajectory(filename, self.system)
-        self.time = t
+        if self._free is not None:
+            # the free joints' angles mean nothing without the charts they were taken in
+            data = _trajectory.load_trajectory(filename)
+            names = list(data.get('charts_names', []))
+            missing = [j.name for j in self._free.joints if j.name not in names]
+            if missing:
+                raise ValueError('load_state_trajectory: %r has no charts for the free '
+                                 'joints %s' % (filename, ', '.join(map(repr, missing))))
+            self.time = t
+            self.charts = data['charts'][:, [names.index(j.name) for j in self._free.joints]]
+        else:
+            self.time = t
         return self.build_trajectory(Q, p, v, u, rho)
 
     # ------------------------------------------------------------------ dynamics
@@ -307,6 +376,8 @@ class DSystem:
         xk = self._vec(xk, self._nX, 'xk').copy()
         uk = self._vec(uk, self._nU, 'uk').copy()
         mvi = self.varint
+        if self._free is not None:
+            self._free.set_attitudes(self._charts[k])
         mvi.initialize_from_state(self._time[k], xk[self._sQ], xk[self._sp])
         mvi.step(self._time[k + 1], uk[self._su], uk[self._srho],
                  lambda1_hint=lambda_hint, q2_hint=self._q2_hint(xk_hint))
@@ -319,6 +390,10 @@ class DSystem:
             raise RuntimeError('DSystem.step: call set() first')
         k = self._k + 1
         self._check_k(k)
+        if self._free is not None:
+            # a step's derivatives are taken in the charts of its start: begin there
+            self.set(self.f(), uk, k, xk_hint, lambda_hint)
+            return
         uk = self._vec(uk, self._nU, 'uk').copy()
         xk = self.f()
         self.varint.step(self._time[k + 1], uk[self._su], uk[self._srho],
@@ -333,13 +408,63 @@ class DSystem:
         X[self._sp] = mvi.p2
         if self._nk:
             X[self._sv] = mvi.v2
+        if self._free is not None:
+            # from the charts the step moved to into those of time k + 1
+            self._free.express(self._current_attitudes(), self._charts[self._k + 1],
+                               X[self._sQ], X[self._sp])
         return X
+
+    def _chart_change(self):
+        """f's change of chart at the current step, linearised: ``(E (nX, nX), parts)``
+        with ``f = Phi(y)``, y the integrator's (q2, p2) in the charts the step moved to
+        and E = dPhi/dy (identity except for the free joints' rotation rows); ``parts``
+        lists per free joint ``(indices (6,), A (3, 3), angles, momentum)``
+        (:func:`~ros_vi.mechanics.free.express_jacobian`'s arguments)."""
+        mvi, nQ = self.varint, self._nQ
+        E = np.eye(self._nX)
+        parts = []
+        now, target = self._current_attitudes(), self._charts[self._k + 1]
+        q2, p2 = mvi.q2, mvi.p2
+        for j, rot in enumerate(self._free.rotation):
+            A = target[j].T @ now[j]
+            Tq, Tp, Tpq = express_jacobian(A, q2[rot], p2[rot])
+            E[np.ix_(rot, rot)] = Tq
+            E[np.ix_(nQ + rot, nQ + rot)] = Tp
+            E[np.ix_(nQ + rot, rot)] = Tpq
+            parts.append((np.concatenate([rot, nQ + rot]), A, q2[rot], p2[rot]))
+        return E, parts
+
+    def _adjoint(self, z):
+        """The adjoint the integrator's second derivatives take, and f's change of chart's
+        own second-order term: ``(z', G)`` with z' = E^T z (nX,) and ``G (nX, nX)`` the
+        Hessian of ``z . Phi`` over y (None without free joints)."""
+        zq, zp = self._z(z)
+        if self._free is None:
+            return z, None
+        full = np.zeros(self._nX)
+        full[self._sQd], full[self._sp] = zq, zp
+        E, parts = self._chart_change()
+        G = np.zeros((self._nX, self._nX))
+        for idx, A, angles, momentum in parts:
+            G[np.ix_(idx, idx)] = express_second_derivative(A, angles, momentum,
+                                                            full[idx[:3]], full[idx[3:]])
+        return E.T @ full, G
 
     def _dt(self):
         return self._time[self._k + 1] - self._time[self._k]
 
     def fdx(self):
         """df/dX (nX, nX), derivatives across the rows (row = output, column = input)."""
+        A = self._fdx_step()
+        return A if self._free is None else self._chart_change()[0] @ A
+
+    def fdu(self):
+        """df/dU (nX, nU)."""
+        B = self._fdu_step()
+        return B if self._free is None else self._chart_change()[0] @ B
+
+    def _fdx_step(self):
+        """d y / dX of the integrator's step (y: its state in the charts it moved to)."""
         mvi = self.varint
         nX = self._nX
         A = np.zeros((nX, nX))
@@ -351,8 +476,8 @@ class DSystem:
             A[self._sv, self._sQk] = -np.eye(self._nk) / self._dt()
         return A
 
-    def fdu(self):
-        """df/dU (nX, nU)."""
+    def _fdu_step(self):
+        """d y / dU of the integrator's step."""
         mvi = self.varint
         B = np.zeros((self._nX, self._nU))
         B[self._sQd, self._su] = mvi.q2_du1()
@@ -381,6 +506,7 @@ class DSystem:
 
     def fdxdx(self, z):
         """z^T d2f/dXdX (nX, nX) for an adjoint z (nX,) (longer z: extra entries ignored)."""
+        z, G = self._adjoint(z)
         zq, zp = self._z(z)
         mvi = self.varint
         H = np.zeros((self._nX, self._nX))
@@ -389,10 +515,14 @@ class DSystem:
         H[sQ, sp] = mvi.q2_dq1dp1() @ zq + mvi.p2_dq1dp1() @ zp
         H[sp, sQ] = H[sQ, sp].T
         H[sp, sp] = mvi.q2_dp1dp1() @ zq + mvi.p2_dp1dp1() @ zp
+        if G is not None:
+            Y = self._fdx_step()
+            H += Y.T @ G @ Y
         return H
 
     def fdxdu(self, z):
         """z^T d2f/dXdU (nX, nU) for an adjoint z (nX,) (longer z: extra entries ignored)."""
+        z, G = self._adjoint(z)
         zq, zp = self._z(z)
         mvi = self.varint
         H = np.zeros((self._nX, self._nU))
@@ -402,10 +532,13 @@ class DSystem:
         if self._nk:
             H[sQ, srho] = mvi.q2_dq1dk2() @ zq + mvi.p2_dq1dk2() @ zp
             H[sp, srho] = mvi.q2_dp1dk2() @ zq + mvi.p2_dp1dk2() @ zp
+        if G is not None:
+            H += self._fdx_step().T @ G @ self._fdu_step()
         return H
 
     def fdudu(self, z):
         """z^T d2f/dUdU (nU, nU) for an adjoint z (nX,) (longer z: extra entries ignored)."""
+        z, G = self._adjoint(z)
         zq, zp = self._z(z)
         mvi = self.varint
         H = np.zeros((self._nU, self._nU))
@@ -415,6 +548,9 @@ class DSystem:
             H[su, srho] = mvi.q2_du1dk2() @ zq + mvi.p2_du1dk2() @ zp
             H[srho, su] = H[su, srho].T
             H[srho, srho] = mvi.q2_dk2dk2() @ zq + mvi.p2_dk2dk2() @ zp
+        if G is not None:
+            Y = self._fdu_step()
+            H += Y.T @ G @ Y
         return H
 
     # ------------------------------------------------------------------ trajectories

@@ -645,9 +645,16 @@ def chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, cache, fresh):
 # ------------------------------------------------------------------ a step's derivatives
 # (NumPy, not the hot path: complex steps through the compiled chart functions)
 def _angles_any(R):
-    """:func:`xyz_angles` for real or complex R near the chart's centre (|a|, |c| < pi/2)."""
-    return np.array([np.arctan(-R[1, 2] / R[2, 2]), np.arcsin(R[0, 2]),
-                     np.arctan(-R[0, 1] / R[0, 0])])
+    """:func:`xyz_angles` for real or complex R (complex step).  arctan of the ratio, put
+    on arctan2's branch by the real parts' signs (a constant shift: the derivative carried
+    by the imaginary part is the same), so |a| and |c| may exceed pi/2."""
+    a = np.arctan(-R[1, 2] / R[2, 2])
+    if R[2, 2].real < 0.0:
+        a = a + (np.pi if a.real <= 0.0 else -np.pi)
+    c = np.arctan(-R[0, 1] / R[0, 0])
+    if R[0, 0].real < 0.0:
+        c = c + (np.pi if c.real <= 0.0 else -np.pi)
+    return np.array([a, np.arcsin(R[0, 2]), c])
 
 
 def _moving_midpoint(start, end, dt):
@@ -721,6 +728,35 @@ def express_jacobian(A, angles, momentum, eps=1e-20):
     new = _expressed(A, angles.astype(complex), momentum)[0].real.copy()
     Tp = body_rate_matrix(new).T @ np.linalg.inv(body_rate_matrix(angles)).T
     return Tq, Tp, Tpq
+
+
+def express_second_derivative(A, angles, momentum, z_angles, z_momentum, h=1e-3):
+    """Second derivative of :meth:`FreeJointCharts.express` for one joint, contracted with
+    an adjoint: the Hessian (6, 6) of ``z_angles . theta_new + z_momentum . p_new`` over
+    ``(theta, p)`` (the point's angles and momentum, (3,) each, in a chart whose centre is
+    ``A`` (3, 3) in the new chart's, as :func:`express_jacobian`).  The momentum enters
+    linearly, so its block is zero and its cross terms are the angles' derivatives of the
+    momentum rows; the angle derivatives are fourth-order central differences (step
+    ``h`` [rad]) of :func:`express_jacobian`, itself exact: about 1e-11 relative."""
+    angles = np.asarray(angles, dtype=float)
+    z_angles = np.asarray(z_angles, dtype=float)
+    z_momentum = np.asarray(z_momentum, dtype=float)
+
+    def gradient(a):
+        Tq, Tp, Tpq = express_jacobian(A, a, momentum)
+        return np.concatenate([z_angles @ Tq + z_momentum @ Tpq, z_momentum @ Tp])
+
+    D = np.zeros((6, 3))
+    for k in range(3):
+        e = np.zeros(3)
+        e[k] = h
+        D[:, k] = (8.0 * (gradient(angles + e) - gradient(angles - e))
+                   - (gradient(angles + 2 * e) - gradient(angles - 2 * e))) / (12.0 * h)
+    H = np.zeros((6, 6))
+    H[:3, :3] = 0.5 * (D[:3] + D[:3].T)
+    H[3:, :3] = D[3:]
+    H[:3, 3:] = D[3:].T
+    return H
 
 
 def recentre_jacobian(angles, momentum, eps=1e-20):
