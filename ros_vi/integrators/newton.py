@@ -15,6 +15,12 @@ Line search on the merit 1/2 |r|^2 along the Newton direction (whose slope there
 -|r|^2): a trial step alpha passes when merit(alpha) <= (1 - 2 ``ARMIJO`` alpha) merit(0);
 otherwise alpha shrinks by a factor within ``BACKTRACK``, at most ``MAX_BACKTRACKS`` times
 per iteration.
+
+Chord updates (compiled step, tree-shaped systems only): after a full Newton update that
+passed at alpha = 1 and cut the residual from r0 to r1 so that r1 (r1 / r0) is within
+``CHORD_MARGIN`` of the tolerance (one more update of that rate would converge), the next
+update reuses that Newton matrix's factors; a chord update that fails the merit test is
+undone and a full Newton update taken from the same iterate.
 """
 import numpy as np
 
@@ -26,6 +32,7 @@ STALL_ACCEPT = np.sqrt(np.finfo(np.float64).eps)   # ... if the residual is this
 ARMIJO = 1e-4        # sufficient decrease: merit(alpha) <= (1 - 2 ARMIJO alpha) merit(0)
 BACKTRACK = (0.1, 0.5)   # a backtrack shrinks alpha by a factor within these bounds
 MAX_BACKTRACKS = 40      # per Newton iteration (alpha >= 0.1**40 is never needed)
+CHORD_MARGIN = 0.1   # chord update when it is predicted to land this far inside tolerance
 STAGNATION = 10          # every this many iterations the merit must have fallen below
 STAGNATION_FACTOR = 0.25  # this fraction of its value that many iterations before, or the
                           # attempt stops (a local minimum of the merit: subdivide instead)

@@ -23,7 +23,7 @@ from ..mechanics.forces.drives import ACTIVE as _D_ACTIVE, KD as _D_KD, KP as _D
 from ..mechanics.kernel import (first_order_into, forward_kinematics_into, joint_twists_into,
                                 second_order_into)
 from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
-from .newton import (ARMIJO, BACKTRACK, MAX_BACKTRACKS, ROUNDING, STAGNATION,
+from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKTRACKS, ROUNDING, STAGNATION,
                      STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
 from ..mechanics.free import chart_first_slot_change, chart_jacobian_change
 from .packed import (BAD_INPUT, CHART_CACHE, DT, HISTORY, I_END, I_FREE, ITERS, MAXIT,
@@ -209,6 +209,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
     base_satisfied = False
     stalled = False
     trial = False                # evaluating a line-search point after a Newton update
+    factored = False             # J holds the tree factors of the last full Newton matrix
+    chord = False                # the last update reused them
     alpha = 1.0
     backtracks = 0
     while True:
@@ -265,6 +267,14 @@ def newton_step(I, W, o, model, ks, st, gv, con):
                     satisfied = False
         if trial and not stalled and not 0.5 * acc <= (1.0 - 2.0 * ARMIJO * alpha) * merit:
             # not enough decrease of the merit (or not finite): backtrack along the update
+            if chord:
+                # a chord update: back to its start for a full Newton update instead
+                for i in range(nd):
+                    dlt[i] = base[i]
+                trial = False
+                chord = False
+                factored = False
+                continue
             backtracks += 1
             if backtracks > MAX_BACKTRACKS:
                 if base_satisfied and base_rnorm <= STALL_ACCEPT * base_scale:
@@ -373,66 +383,82 @@ def newton_step(I, W, o, model, ks, st, gv, con):
                     rnorm <= STALL_ACCEPT * scale):
                 break
             merit_ref = merit
-        # Jacobian: the DEL's J = d r / d q2_d at the midpoint state left in place, and with
-        # constraints the KKT matrix around it
-        second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
-        kernel.fold_matrix(M, nq, mim_lead, mim_mult)
-        kernel.fold_matrix(Lvq, nq, mim_lead, mim_mult)
-        kernel.fold_matrix(Lqq, nq, mim_lead, mim_mult)
-        for j in range(sp_idx.shape[0]):
-            Lqq[sp_idx[j], sp_idx[j]] -= sp_k[j]
-        singular = False
-        for a in range(nd):
-            for b in range(nd):
-                J[a, b] = 0.25 * dt * Lqq[a, b] + 0.5 * (Lvq[b, a] - Lvq[a, b]) - M[a, b] / dt
-            J[a, a] -= damping[a]
-            if drives[_D_ACTIVE, a] != 0.0 and drive_law(drives, a, qm[a], v[a])[1]:
-                # d(dt F)/dq2 of a drive inside its limit (at the midpoint: dq/dq2 = 1/2,
-                # dv/dq2 = 1/dt); a saturated one adds nothing
-                J[a, a] -= 0.5 * dt * drives[_D_KP, a] + drives[_D_KD, a]
-            if M[a, a] == 0.0:
-                singular = True         # a dynamic config that moves no mass
-        if singular:
-            status = SINGULAR
-            break
-        if nfree > 0:
-            chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, chart_cache,
-                                  it == 0)
-        if nc > 0:
-            joint_twists_into(kind, cframe, corder, R2, P2, S2)
-            constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2,
-                                     th, Dh2)
-            for a in range(nd):
-                for b in range(nd):
-                    K[a, b] = J[a, b]
-                for k in range(nc):
-                    K[a, nd + k] = -Dh1[k, a]
-                rhs[a] = r[a]
-            for k in range(nc):
-                for b in range(nd):
-                    K[nd + k, b] = Dh2[k, b]
-                for m in range(nc):
-                    K[nd + k, nd + m] = 0.0
-                rhs[nd + k] = h2[k]
-        # (without constraints K and rhs are J and r themselves)
-        if tree_pattern:
-            # J couples only configs on one root path: the tree's elimination, O(n d^2)
-            # for depth d instead of O(n^3); on a failed pivot the dense pivoted solve of
-            # the copies (Md, vel are free once the predictor has run)
-            for a in range(nd):
-                vel[a] = rhs[a]
-                for b in range(nd):
-                    Md[a, b] = K[a, b]
-            solved = kernel.tree_solve_in_place(K, rhs, cparent, corder)
-            if not solved:
-                solved = kernel.solve_in_place(Md, vel)
-                for a in range(nd):
-                    rhs[a] = vel[a]
+        if factored and backtracks == 0 and (
+                rnorm * (rnorm / base_rnorm) <= CHORD_MARGIN * max(tol, ROUNDING * scale)):
+            # the last full Newton update converges so fast (the residual fell by the
+            # ratio rnorm / base_rnorm) that an update with its matrix's factors, whose
+            # matrix has moved by that update only, should land within the tolerance:
+            # take that chord update, which skips the second-order terms and the
+            # factorisation.  If it fails the merit test, a full Newton update follows.
+            kernel.tree_substitute(J, r.reshape((nd, 1)), cparent, corder)
+            chord = True
         else:
-            solved = kernel.solve_in_place(K, rhs)
-        if not solved:
-            status = SINGULAR
-            break
+            chord = False
+            factored = False
+        if not chord:
+            # Jacobian: the DEL's J = d r / d q2_d at the midpoint state left in place, and
+            # with constraints the KKT matrix around it
+            second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
+            kernel.fold_matrix(M, nq, mim_lead, mim_mult)
+            kernel.fold_matrix(Lvq, nq, mim_lead, mim_mult)
+            kernel.fold_matrix(Lqq, nq, mim_lead, mim_mult)
+            for j in range(sp_idx.shape[0]):
+                Lqq[sp_idx[j], sp_idx[j]] -= sp_k[j]
+            singular = False
+            for a in range(nd):
+                for b in range(nd):
+                    J[a, b] = 0.25 * dt * Lqq[a, b] + 0.5 * (Lvq[b, a] - Lvq[a, b]) - M[a, b] / dt
+                J[a, a] -= damping[a]
+                if drives[_D_ACTIVE, a] != 0.0 and drive_law(drives, a, qm[a], v[a])[1]:
+                    # d(dt F)/dq2 of a drive inside its limit (at the midpoint: dq/dq2 = 1/2,
+                    # dv/dq2 = 1/dt); a saturated one adds nothing
+                    J[a, a] -= 0.5 * dt * drives[_D_KP, a] + drives[_D_KD, a]
+                if M[a, a] == 0.0:
+                    singular = True         # a dynamic config that moves no mass
+            if singular:
+                status = SINGULAR
+                break
+            if nfree > 0:
+                chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, chart_cache,
+                                      it == 0)
+            if nc > 0:
+                joint_twists_into(kind, cframe, corder, R2, P2, S2)
+                constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2,
+                                         th, Dh2)
+                for a in range(nd):
+                    for b in range(nd):
+                        K[a, b] = J[a, b]
+                    for k in range(nc):
+                        K[a, nd + k] = -Dh1[k, a]
+                    rhs[a] = r[a]
+                for k in range(nc):
+                    for b in range(nd):
+                        K[nd + k, b] = Dh2[k, b]
+                    for m in range(nc):
+                        K[nd + k, nd + m] = 0.0
+                    rhs[nd + k] = h2[k]
+            # (without constraints K and rhs are J and r themselves)
+            if tree_pattern:
+                # J couples only configs on one root path: the tree's elimination, O(n d^2)
+                # for depth d instead of O(n^3); on a failed pivot the dense pivoted solve of
+                # the copies (Md, vel are free once the predictor has run)
+                for a in range(nd):
+                    vel[a] = rhs[a]
+                    for b in range(nd):
+                        Md[a, b] = K[a, b]
+                factored = kernel.tree_factor_in_place(K, cparent, corder)
+                if factored:
+                    kernel.tree_substitute(K, rhs.reshape((nd, 1)), cparent, corder)
+                    solved = True
+                else:
+                    solved = kernel.solve_in_place(Md, vel)
+                    for a in range(nd):
+                        rhs[a] = vel[a]
+            else:
+                solved = kernel.solve_in_place(K, rhs)
+            if not solved:
+                status = SINGULAR
+                break
         big_step = 0.0
         big_x = 0.0
         for i in range(nd):

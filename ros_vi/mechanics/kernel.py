@@ -81,9 +81,10 @@ def solve_in_place(A, b):
 
 
 @njit(cache=True)
-def tree_solve_many_in_place(A, B, cparent, corder):
-    """Solve ``A X = B`` (A (n, n), B (n, m)) for a matrix with the tree's sparsity,
-    overwriting A and writing X into B.
+def tree_factor_in_place(A, cparent, corder):
+    """Factor ``A`` (n, n) in place, for a matrix with the tree's sparsity, as ``L U``
+    (unit lower L: the multipliers, stored where they eliminated; U above), for
+    :func:`tree_substitute`.
 
     The configs are ``0..n-1`` of the tree ``cparent``/``corder`` (:class:`Model`; deeper
     coordinates and those ``>= n``, the kinematic ones, are skipped on the paths), and
@@ -96,9 +97,8 @@ def tree_solve_many_in_place(A, B, cparent, corder):
     Featherstone's LTL factorisation, here for the non-symmetric Newton matrix).  Without
     pivoting it needs nonzero pivots: a matrix near -M/dt (M positive definite) has them.
     Returns False when a pivot is zero, not finite or below 1e-13 of the largest diagonal
-    entry; A and B are then partly overwritten (the caller falls back on a copy)."""
+    entry; A is then partly overwritten (the caller falls back on a copy)."""
     n = A.shape[0]
-    m = B.shape[1]
     big = 0.0
     for k in range(n):
         big = max(big, abs(A[k, k]))
@@ -115,16 +115,37 @@ def tree_solve_many_in_place(A, B, cparent, corder):
         while i >= 0:
             if i < n:
                 f = A[i, k] * inv
+                A[i, k] = f
                 if f != 0.0:
                     j = cparent[k]
                     while j >= 0:
                         if j < n:
                             A[i, j] -= f * A[k, j]
                         j = cparent[j]
+            i = cparent[i]
+    return True
+
+
+@njit(cache=True)
+def tree_substitute(A, B, cparent, corder):
+    """Solve with the factors of :func:`tree_factor_in_place`: B (n, m) becomes
+    ``A^-1 B`` (A unchanged, so one factorisation serves several solves)."""
+    n = A.shape[0]
+    m = B.shape[1]
+    # forward: deepest first, each config's value into its ancestors'
+    for jj in range(corder.shape[0] - 1, -1, -1):
+        k = corder[jj]
+        if k >= n:
+            continue
+        i = cparent[k]
+        while i >= 0:
+            if i < n:
+                f = A[i, k]
+                if f != 0.0:
                     for c in range(m):
                         B[i, c] -= f * B[k, c]
             i = cparent[i]
-    # back substitution, root first: row k now holds only k and its ancestors
+    # back substitution, root first: row k of U holds only k and its ancestors
     for jj in range(corder.shape[0]):
         k = corder[jj]
         if k >= n:
@@ -138,6 +159,16 @@ def tree_solve_many_in_place(A, B, cparent, corder):
                     acc -= A[k, i] * B[i, c]
                 i = cparent[i]
             B[k, c] = acc * inv
+
+
+@njit(cache=True)
+def tree_solve_many_in_place(A, B, cparent, corder):
+    """Solve ``A X = B`` (A (n, n), B (n, m)) for a matrix with the tree's sparsity,
+    overwriting A with its factors and writing X into B (:func:`tree_factor_in_place`,
+    :func:`tree_substitute`).  Returns False (B unchanged) when a pivot fails."""
+    if not tree_factor_in_place(A, cparent, corder):
+        return False
+    tree_substitute(A, B, cparent, corder)
     return True
 
 
