@@ -119,7 +119,16 @@ def is_cached(module):
     stem = os.path.splitext(os.path.basename(path))[0]
     folder = os.path.join(cache_root(), caching._CacheLocator.get_suitable_cache_subpath(path))
     stamp = kernel_sources_stamp(_PACKAGE)
-    indexes = glob.glob(os.path.join(folder, stem + '.*.nbi'))
+    # the index files of the module's present kernels: numba names them by qualified name
+    # and first line, so an index left by an earlier version of the file (a kernel since
+    # moved or removed) is not one of them
+    indexes = []
+    for obj in vars(module).values():
+        func = getattr(obj, 'py_func', None)
+        if func is None or func.__module__ != module.__name__:
+            continue
+        name = '%s.%s-%d.' % (stem, func.__qualname__, func.__code__.co_firstlineno)
+        indexes += glob.glob(os.path.join(folder, glob.escape(name) + '*.nbi'))
     for index in indexes:
         try:
             with open(index, 'rb') as f:

@@ -57,6 +57,16 @@ def precompile(batch=True):
     system.dq = [0.1, 0.2, 0.0]
     system.f_dq()            # complex-step kernels
     system.L_dqdqdq(0, 0, 0)
+    # a free joint: the compiled change of chart, the chart partials, derivatives
+    from ros_vi.mechanics import FreeJoint
+    system = trep.System()
+    FreeJoint(system.world_frame, 'body').body.set_inertia(1.0, np.diag([1.0, 2.0, 3.0]))
+    for fast in (True, False):
+        mvi = trep.MidpointVI(system, fast=fast)
+        mvi.initialize_from_state(0.0, np.zeros(6), np.array([0.1, 0.0, 0.2, 0.3, -0.2, 0.1]))
+        for k in range(1, 4):
+            mvi.step(0.01 * k)
+        mvi.q2_dq1()
     # the general path's stacked kernels (frame vectors, springs, wrench twists, frame dots)
     # and the mimic folds
     from ros_vi import mimic

@@ -104,12 +104,14 @@ def test_tree_solve_matches_numpy_on_random_trees_and_skips_kinematic_configs():
         n = nt - int(rng.integers(0, min(3, nt)))  # the last configs kinematic
         A = _tree_matrix(rng, cparent, n)
         B = rng.normal(size=(n, 3))
-        A1, X = A.copy(), B.copy()
-        assert kernel.tree_solve_many_in_place(A1, X, cparent, corder)
+        F, X = A.copy(), B.copy()
+        assert kernel.tree_factor_in_place(F, cparent, corder)
+        kernel.tree_substitute(F, X, cparent, corder)
         np.testing.assert_allclose(X, np.linalg.solve(A, B), rtol=1e-11, atol=1e-12)
-        A2, x = A.copy(), B[:, 0].copy()
-        assert kernel.tree_solve_in_place(A2, x, cparent, corder)
-        np.testing.assert_allclose(x, X[:, 0], rtol=1e-13, atol=1e-14)
+        # the factors serve another right-hand side
+        Y = B[:, ::-1].copy()
+        kernel.tree_substitute(F, Y, cparent, corder)
+        np.testing.assert_allclose(Y, X[:, ::-1], rtol=1e-13, atol=1e-14)
 
 
 def test_tree_solve_of_a_floating_robots_mass_matrix_and_its_refusals():
@@ -123,16 +125,16 @@ def test_tree_solve_of_a_floating_robots_mass_matrix_and_its_refusals():
     assert np.count_nonzero(M) < 0.6 * M.size          # branches: a sparse pattern
     m = system.model
     b = np.arange(1.0, len(M) + 1)
-    A, x = M.copy(), b.copy()
-    assert kernel.tree_solve_in_place(A, x, m.cparent, m.corder)
-    np.testing.assert_allclose(M @ x, b, rtol=1e-11, atol=1e-11)
+    A, x = M.copy(), b.copy().reshape(-1, 1)
+    assert kernel.tree_factor_in_place(A, m.cparent, m.corder)
+    kernel.tree_substitute(A, x, m.cparent, m.corder)
+    np.testing.assert_allclose(M @ x[:, 0], b, rtol=1e-11, atol=1e-11)
     # a zero pivot (no pivoting here) and a non-finite one are refused, not divided by
     chain = np.array([-1, 0], dtype=np.int64)
     order = np.array([0, 1], dtype=np.int64)
-    assert not kernel.tree_solve_in_place(np.array([[1.0, 1.0], [1.0, 0.0]]), np.ones(2),
-                                          chain, order)
-    assert not kernel.tree_solve_in_place(np.array([[1.0, 0.0], [0.0, np.nan]]),
-                                          np.ones(2), chain, order)
+    assert not kernel.tree_factor_in_place(np.array([[1.0, 1.0], [1.0, 0.0]]), chain, order)
+    assert not kernel.tree_factor_in_place(np.array([[1.0, 0.0], [0.0, np.nan]]), chain,
+                                           order)
     # the dense pivoted solve handles the first one
     assert kernel.solve_in_place(np.array([[1.0, 1.0], [1.0, 0.0]]), np.ones(2))
 

@@ -92,16 +92,11 @@ def test_the_stamp_follows_the_core_and_leaves_out_the_ros_adapter(tmp_path):
 def test_a_cache_from_other_sources_is_not_warm(tmp_path):
     """``is_cached`` (which decides whether a node compiles before it joins the graph) says
     no to index files stamped by other sources."""
-    env = {k: v for k, v in os.environ.items() if k not in ('NUMBA_CACHE_DIR',
-                                                              'ROS_VI_CACHE_DIR')}
-    env['XDG_CACHE_HOME'] = str(tmp_path)
-    env['PYTHONPATH'] = REPO
     code = ('import ros_vi; from ros_vi.mechanics import kernel; kernel.cross(1., 0., 0., 0., '
             '1., 0.); from ros_vi import kernel_cache; print(kernel_cache.is_cached(kernel)); '
             'kernel_cache.kernel_sources_stamp = lambda folder: "other sources"; '
             'print(kernel_cache.is_cached(kernel))')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                         env=env, check=True, cwd=str(tmp_path)).stdout.split()
+    out = _run_with_own_cache(code, tmp_path)
     assert out == ['True', 'False']
 
 
@@ -111,3 +106,31 @@ def test_numba_cache_dir_wins(monkeypatch, tmp_path):
     assert kernel_cache.cache_root() == str(tmp_path / 'numba')
     monkeypatch.delenv('NUMBA_CACHE_DIR')
     assert kernel_cache.cache_root() == str(tmp_path / 'ours')
+
+
+def test_index_files_left_by_moved_kernels_do_not_make_the_cache_cold(tmp_path):
+    """numba names an index by the kernel's qualified name and first line: an edit that
+    moves a kernel leaves the old index behind, stale.  ``is_cached`` reads only the indexes
+    of the module's present kernels, so such a leftover does not keep a node compiling;
+    a bad index of a present kernel still does."""
+    code = ('import glob, os, ros_vi; from ros_vi.mechanics import kernel; '
+            'kernel.cross(1., 0., 0., 0., 1., 0.); from ros_vi import kernel_cache; '
+            '(index,) = glob.glob(os.path.join(kernel_cache.cache_root(), "**", '
+            '"kernel.cross-*.nbi"), recursive=True); '
+            'open(index.replace("cross-%d." % kernel.cross.py_func.__code__.co_firstlineno, '
+            '"cross-1."), "wb").write(b"left by an older kernel.py"); '
+            'print(kernel_cache.is_cached(kernel)); '
+            'open(index, "wb").write(b"broken"); print(kernel_cache.is_cached(kernel))')
+    out = _run_with_own_cache(code, tmp_path)
+    assert out == ['True', 'False']
+
+
+def _run_with_own_cache(code, tmp_path):
+    """Run ``code`` in a fresh interpreter whose kernel cache is under ``tmp_path``; returns
+    its printed words."""
+    env = {k: v for k, v in os.environ.items() if k not in ('NUMBA_CACHE_DIR',
+                                                              'ROS_VI_CACHE_DIR')}
+    env['XDG_CACHE_HOME'] = str(tmp_path)
+    env['PYTHONPATH'] = REPO
+    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          env=env, check=True, cwd=str(tmp_path)).stdout.split()

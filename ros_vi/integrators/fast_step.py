@@ -23,14 +23,16 @@ from ..mechanics.forces.damping import Damping
 from ..mechanics.forces.drives import KD as _D_KD, KP as _D_KP, JointDrives, drive_law
 from ..mechanics.potentials.configspring import ConfigSpring
 from ..mechanics.potentials.gravity import Gravity
-from .acceptance import A_VALID, check_summary
+from ..mechanics.free import recenter_state
+from .acceptance import A_DT, A_VALID, check_summary
 from .constrained_step import call_step_constrained, step_constrained_packed
 from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_END, MINIT,
                      F_FIXEDP, F_FIXEDR, F_GVEC, F_IB, F_MASS, F_MIM_MULT, F_MIM_OFF,
                      F_SP_K, F_SP_Q0, F_VALUE, HEADER, HISTORY, ITERS, I_ANC, I_CFRAME,
                      I_CORDER, I_CPARENT, I_END, I_FCFG, I_FJOINT, I_IN_CFG, I_KIND,
                      I_FREE, I_MASS_FRAMES, I_MIM_LEAD, I_PARENT, I_SP_IDX, MAXIT, ND, NDRIVE,
-                     NFREE, NHIST, NQ, NT, NU, RNORM, STATUS, T2, TOL, W_ANCHOR, W_CHECK, W_DRIVE,
+                     NF, NFREE, NHIST, NQ, NT, NU, RNORM, STATUS, T2, TOL, W_ANCHOR, W_CHECK,
+                     W_DRIVE,
                      W_CHART, W_END, W_HIST, W_HIST_T, W_IMPULSE, W_K_IN, W_P1, W_P2, W_Q1, W_Q2,
                      W_Q2N, W_QM, W_U1, W_U_IN, W_V, W_VA, acceptance_views,
                      constraint_layout, kernel_scratch, layout, model_views,
@@ -147,6 +149,31 @@ def call_step(I, F, W, dt, tol, t2, max_iterations):
     I[MAXIT] = max_iterations
     step_packed(I, F, W)
     return I[STATUS], I[ITERS], W[RNORM]
+
+
+@njit(cache=True)
+def recenter_packed(I, F, W, fixedR, reference, q_in, p_in):
+    """:meth:`MidpointVI.recenter <ros_vi.integrators.midpointvi.MidpointVI.recenter>` on
+    the packed arrays in one call (a call's arguments cost more than the work): the state as
+    the previous step left it into ``q_in`` (nq,), ``p_in`` (nd,) (a step's derivatives are
+    taken from it), then :func:`~ros_vi.mechanics.free.recenter_state` on the packed state,
+    history, impulse and energy anchor, the Model's ``fixedR`` (nf, 3, 3) and the packed
+    copy; ``reference`` (nfree,): the free joints' reference frames.  Returns whether a
+    chart moved."""
+    o = layout(I)
+    nq, nd, nf, nfree = I[NQ], I[ND], I[NF], I[NFREE]
+    q2 = W[o[W_Q2]:o[W_P2]]
+    p2 = W[o[W_P2]:o[W_U1]]
+    for i in range(nq):
+        q_in[i] = q2[i]
+    for i in range(nd):
+        p_in[i] = p2[i]
+    anchor = W[o[W_ANCHOR]:o[W_CHECK]]
+    return recenter_state(I[o[I_FREE]:o[I_END]].reshape((nfree, 3)), reference, q2,
+                          W[o[W_Q1]:o[W_P1]], W[o[W_HIST]:o[W_HIST_T]].reshape((HISTORY, nq)),
+                          p2, W[o[W_P1]:o[W_Q2]], W[o[W_IMPULSE]:o[W_CHART]],
+                          W[o[W_VA]:o[W_ANCHOR]], anchor[A_DT] == 0.0, fixedR,
+                          F[o[F_FIXEDR]:o[F_FIXEDP]].reshape((nf, 3, 3)))
 
 
 class FastStepper:

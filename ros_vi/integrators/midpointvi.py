@@ -67,7 +67,7 @@ from ..mechanics import dynamics
 from ..mechanics.free import express_jacobian, xyz_rotation
 from . import derivatives, general_step, packed
 from .acceptance import A_DT, NCHECK, check_summary, rejection_reason
-from .fast_step import FastStepper
+from .fast_step import FastStepper, recenter_packed
 
 
 class ConvergenceError(Exception):
@@ -207,6 +207,8 @@ class MidpointVI:
         self._chart_in = None
         self._chart_views = (self._fast.chart_views()
                              if self._charts is not None and self._fast is not None else None)
+        # the stepper's live packed arrays (I, F, W), for the compiled change of chart
+        self._packed = (self._fast.packed_call()[1][:3] if self._fast is not None else None)
         self._deriv1 = None
         self._composite = None
         self._check = self._fast.check if self._fast is not None else np.zeros(NCHECK)
@@ -398,13 +400,17 @@ class MidpointVI:
         charts = self._charts
         if charts is None:
             return
-        # the state as the previous step left it: a step's derivatives are taken from it
-        self._chart_in = (self._q2.copy(), self._p2.copy())
         if self._fast is not None:
-            fixedR, history, va, anchor = self._chart_views
-            charts.recenter(self._model, self._q2, self._q1, history, self._p2, self._p1,
-                            self._impulse, va, anchor[A_DT] == 0.0, fixedR)
+            # the state as the previous step left it (a step's derivatives are taken from
+            # it) is copied by the same compiled call
+            q_in, p_in = np.empty(self._q2.shape[0]), np.empty(self._p2.shape[0])
+            self._chart_in = (q_in, p_in)
+            I, F, W = self._packed
+            if recenter_packed(I, F, W, self._model.fixedR, charts.reference, q_in, p_in):
+                charts.sync_frames(self._model)
         else:
+            # the state as the previous step left it: a step's derivatives are taken from it
+            self._chart_in = (self._q2.copy(), self._p2.copy())
             history = np.array([q for _, q in self._history]).reshape(-1, self.nq)
             va = None if self._anchor is None else self._anchor[1]
             charts.recenter(self._model, self._q2, self._q1, history, self._p2, self._p1,

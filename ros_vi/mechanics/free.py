@@ -461,6 +461,8 @@ class FreeJointCharts:
                                  dtype=np.int64).reshape(-1, 3)
         self.translation = np.array([[c._index for c in j.translation_configs]
                                      for j in joints], dtype=np.int64).reshape(-1, 3)
+        self._frames = [(j.reference_frame, int(i)) for j, i in zip(joints, self.reference)]
+        self._invalidate = joints[0].body.system._invalidate_results if joints else None
 
     def __len__(self):
         return len(self.joints)
@@ -511,12 +513,18 @@ class FreeJointCharts:
         if va is None:
             va = np.zeros(0)
         packed = model.fixedR if fixedR is None else fixedR
-        recenter_state(self.rotation, self.reference, q2, q1, history, p2, p1, impulse, va,
-                       va_at_node, model.fixedR, packed)
-        for joint, i in zip(self.joints, self.reference):
-            joint.reference_frame._se3[:3, :3] = model.fixedR[i]
-        # the System's cached results were computed in the old charts
-        self.joints[0].body.system._invalidate_results()
+        if recenter_state(self.rotation, self.reference, q2, q1, history, p2, p1, impulse,
+                          va, va_at_node, model.fixedR, packed):
+            self.sync_frames(model)
+
+    def sync_frames(self, model):
+        """After the Model's reference attitudes moved (``model.fixedR``): the reference
+        frames take them, and the System's cached results (computed in the old charts) are
+        dropped."""
+        fixedR = model.fixedR
+        for frame, i in self._frames:
+            frame._se3[:3, :3] = fixedR[i]
+        self._invalidate()
 
 
 @njit(cache=True)
@@ -527,14 +535,17 @@ def recenter_state(free, reference, q2, q1, history, p2, p1, impulse, va, va_at_
     ``free`` (n, 3) rotation configs and ``reference`` (n,) reference frames of the free
     joints.  With ``omega = J(theta) theta' = J(theta_new) theta_new'`` a tangent vector
     maps by ``T = J(theta_new)^-1 J(theta)`` and a momentum by ``T^-T`` (the cotangent lift
-    of the change of chart); configurations map through the rotations themselves.
+    of the change of chart); configurations map through the rotations themselves.  Returns
+    whether any chart moved.
     """
+    moved = False
     for k in range(free.shape[0]):
         rot = free[k]
         r0, r1, r2 = rot[0], rot[1], rot[2]
         c0, c1, c2 = q2[r0], q2[r1], q2[r2]
         if c0 == 0.0 and c1 == 0.0 and c2 == 0.0:
             continue                # already at the chart's centre
+        moved = True
         b0, b1, b2 = q1[r0], q1[r1], q1[r2]
         step = _t_rotation(c0, c1, c2)
         step_T = _t_transpose(step)
@@ -566,6 +577,7 @@ def recenter_state(free, reference, q2, q1, history, p2, p1, impulse, va, va_at_
                 fixedR[reference[k], i, j] = R[3 * i + j]
                 packed[reference[k], i, j] = R[3 * i + j]
         q2[r0], q2[r1], q2[r2] = 0.0, 0.0, 0.0
+    return moved
 
 
 @njit(cache=True)

@@ -162,23 +162,6 @@ def tree_substitute(A, B, cparent, corder):
 
 
 @njit(cache=True)
-def tree_solve_many_in_place(A, B, cparent, corder):
-    """Solve ``A X = B`` (A (n, n), B (n, m)) for a matrix with the tree's sparsity,
-    overwriting A with its factors and writing X into B (:func:`tree_factor_in_place`,
-    :func:`tree_substitute`).  Returns False (B unchanged) when a pivot fails."""
-    if not tree_factor_in_place(A, cparent, corder):
-        return False
-    tree_substitute(A, B, cparent, corder)
-    return True
-
-
-@njit(cache=True)
-def tree_solve_in_place(A, b, cparent, corder):
-    """:func:`tree_solve_many_in_place` for a vector b (n,)."""
-    return tree_solve_many_in_place(A, b.reshape((b.shape[0], 1)), cparent, corder)
-
-
-@njit(cache=True)
 def forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, q, R, P):
     """World rotation ``R (nf, 3, 3)`` and origin ``P (nf, 3)`` of every frame, written in
     place.  Frames are topologically ordered (``parent[i] < i``); frame 0 is the world."""
