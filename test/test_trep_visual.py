@@ -3,6 +3,7 @@ and its trajectory, drawn at the right poses, played into a GIF, served without 
 and trep's marionette script running past its visual call.  (The page of a puppet in
 headless Chromium: test_viewer_browser.py.)"""
 import os
+import time
 import warnings
 
 import numpy as np
@@ -155,6 +156,11 @@ def test_served_without_blocking():
         assert view.playback.playing and view.poses is not None
         assert set(view.nodes) == set(view.scene.body_names)
         view.playback.step()
+        # pause (the Pause button's handler): otherwise the serving loop's playback may
+        # draw another time between show() and the reads below
+        view.playback._toggle(None)
+        assert not view.playback.playing
+        time.sleep(3.0 / view.RATE)        # a redraw already under way has finished
         g = view.poses
         view.show(T[-1])
         assert np.abs(view.poses - g).max() > 1e-3
