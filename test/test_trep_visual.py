@@ -3,7 +3,7 @@ and its trajectory, drawn at the right poses, played into a GIF, served without 
 and trep's marionette script running past its visual call.  (The page of a puppet in
 headless Chromium: test_viewer_browser.py.)"""
 import os
-import time
+import threading
 import warnings
 
 import numpy as np
@@ -160,7 +160,7 @@ def test_served_without_blocking():
         # draw another time between show() and the reads below
         view.playback._toggle(None)
         assert not view.playback.playing
-        time.sleep(3.0 / view.RATE)        # a redraw already under way has finished
+        threading.Event().wait(3.0 / view.RATE)    # a redraw under way has finished
         g = view.poses
         view.show(T[-1])
         assert np.abs(view.poses - g).max() > 1e-3
