@@ -59,6 +59,7 @@ class DSystem:
         # free joints: the charts each time index's state is written in (charts property)
         self._free = varint.system.free_charts
         self._charts = None
+        self._chart_change_k = None     # the current step's change of chart, linearised
         self.time = t
         self._xk = None
         self._uk = None
@@ -113,6 +114,7 @@ class DSystem:
         if self._free is not None and (self._charts is None
                                        or self._charts.shape[0] != t.shape[0]):
             self._charts = np.repeat(self._current_attitudes()[None], t.shape[0], axis=0)
+            self._chart_change_k = None
 
     @property
     def charts(self):
@@ -148,6 +150,7 @@ class DSystem:
             raise ValueError('DSystem.charts[%d, %d] (free joint %r) is not a rotation '
                              'matrix' % (k, j, self._free.joints[j].name))
         self._charts = R
+        self._chart_change_k = None
 
     def centre_charts(self, X):
         """Move the charts onto the trajectory X (N, nX): every chart becomes the
@@ -167,6 +170,7 @@ class DSystem:
             self._free.express(self._charts[k], new[k], X[k, self._sQ], X[k, self._sp])
             X[k, self._free.rotation.ravel()] = 0.0      # the centres (not rounding's)
         self._charts = new
+        self._chart_change_k = None
         return X
 
     def _current_attitudes(self):
@@ -376,6 +380,7 @@ class DSystem:
         xk = self._vec(xk, self._nX, 'xk').copy()
         uk = self._vec(uk, self._nU, 'uk').copy()
         mvi = self.varint
+        self._chart_change_k = None
         if self._free is not None:
             self._free.set_attitudes(self._charts[k])
         mvi.initialize_from_state(self._time[k], xk[self._sQ], xk[self._sp])
@@ -420,6 +425,8 @@ class DSystem:
         and E = dPhi/dy (identity except for the free joints' rotation rows); ``parts``
         lists per free joint ``(indices (6,), A (3, 3), angles, momentum)``
         (:func:`~ros_vi.mechanics.free.express_jacobian`'s arguments)."""
+        if self._chart_change_k is not None:
+            return self._chart_change_k          # fdx, fdu and the adjoints share it
         mvi, nQ = self.varint, self._nQ
         E = np.eye(self._nX)
         parts = []
@@ -432,6 +439,7 @@ class DSystem:
             E[np.ix_(nQ + rot, nQ + rot)] = Tp
             E[np.ix_(nQ + rot, rot)] = Tpq
             parts.append((np.concatenate([rot, nQ + rot]), A, q2[rot], p2[rot]))
+        self._chart_change_k = (E, parts)
         return E, parts
 
     def _adjoint(self, z):
