@@ -13,8 +13,8 @@ A step solves, for the dynamic part of q2 and lambda1::
 and then ``p2 = D2 Ld``, with ``D1 Ld = dt/2 L_q - L_v`` and ``D2 Ld = dt/2 L_q + L_v`` at the
 midpoint.  :class:`GeneralStep` evaluates that residual through the System's own terms
 (:mod:`ros_vi.mechanics.dynamics`: any potential, force or constraint), gives the first
-guess (:meth:`GeneralStep.predict`), runs Newton's method with the exact Jacobian, the
-line search and the stopping rule of :mod:`ros_vi.integrators.newton`
+guess (:meth:`GeneralStep.predict`), runs Newton's method with the exact Jacobian (and the
+chord updates), the line search and the stopping rule of :mod:`ros_vi.integrators.newton`
 (:meth:`GeneralStep.solve`), and applies the acceptance rule of
 :mod:`ros_vi.integrators.acceptance` to the root (:meth:`GeneralStep.accept`): the same
 rules as the compiled step (:func:`ros_vi.integrators.step_body.newton_step`), so both paths
@@ -28,10 +28,11 @@ from numba import njit
 from ..mechanics import dynamics
 from ..mechanics.free import centre_partials, centre_partials_derivatives
 from .acceptance import A_TIME, check_root, new_anchor
-from .newton import (ARMIJO, BACKTRACK, MAX_BACKTRACKS, ROUNDING, STAGNATION,
-                     STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
+from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKTRACKS, REUSE_DT, ROUNDING,
+                     STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
 
-_DGESV = scipy.linalg.get_lapack_funcs('gesv', (np.zeros((1, 1)),))
+_DGESV, _DGETRF, _DGETRS = scipy.linalg.get_lapack_funcs(('gesv', 'getrf', 'getrs'),
+                                                         (np.zeros((1, 1)),))
 
 
 class RootNotFound(Exception):
@@ -54,6 +55,27 @@ def _solve_newton(A, r):
         raise np.linalg.LinAlgError('singular matrix (zero pivot %d)' % info)
     if info < 0:
         raise ValueError('gesv: illegal argument %d' % -info)
+    return x
+
+
+def _factor_newton(A):
+    """LU factors (lu, piv) of the square Newton matrix A (LAPACK getrf), for
+    :func:`_solve_factored`.  Raises ``LinAlgError`` for an exactly singular A."""
+    lu, piv, info = _DGETRF(A)
+    if info > 0:
+        raise np.linalg.LinAlgError('singular matrix (zero pivot %d)' % info)
+    if info < 0:
+        raise ValueError('getrf: illegal argument %d' % -info)
+    return lu, piv
+
+
+def _solve_factored(factors, r):
+    """x with A x = r from A's :func:`_factor_newton` factors."""
+    if factors[0].shape[0] == 0:
+        return r.copy()
+    x, info = _DGETRS(factors[0], factors[1], r)
+    if info != 0:
+        raise ValueError('getrs: illegal argument %d' % -info)
     return x
 
 
@@ -186,6 +208,10 @@ class GeneralStep:
         self.charts = system.free_charts
         self.delta = None
         self.conservative = None       # the conservative part dt L_q of the impulse (nd,)
+        # (lu, piv, dt): the factors of the last full Newton matrix and its step length,
+        # which the next steps' first updates reuse (chord updates, newton module); None
+        # after a restart (MidpointVI forgets them with its history)
+        self.factors = None
 
     def begin(self, t1, t2, q1, p1, u1):
         """Work on the step from (t1, q1, p1) to t2 with input u1 (class docstring)."""
@@ -304,7 +330,9 @@ class GeneralStep:
         return delta[:nd] - step[:nd], float(np.abs(step[:nd]).max(initial=0.0))
 
     def solve(self, q2, lam, max_iterations, tolerance, min_iterations=0):
-        """Newton's method with a backtracking line search on the merit 1/2 |r|^2, on
+        """Newton's method with a backtracking line search on the merit 1/2 |r|^2 (and
+        the chord updates of :mod:`ros_vi.integrators.newton`, which keep the last Newton
+        matrix's factors in ``factors``), on
         (q2_d - q1_d, lambda1) from the guess ``q2`` (nQ,) and ``lam`` (nc,), stopping
         under the rule of :mod:`ros_vi.integrators.newton` with ``tolerance`` on the DEL
         residual's 2-norm; returns ``(delta, p2, lambda1, iterations, linearised)`` with
@@ -319,10 +347,19 @@ class GeneralStep:
         nd, nc = s.nQd, s.nc
         tols = np.array([c.tolerance for c in s.constraints])
         delta = q2 - self.q1
+        dt = self.t2 - self.t1
         iterations = 0
         stalled = False
         linearised = None
         merit_ref = np.inf
+        # the factors of the last full Newton matrix (this step's, or an earlier step's of
+        # the same length: the first update is then a chord update)
+        # chord updates as on the compiled path: without constraints or mimic joints
+        chords = nc == 0 and s.model.mimic_leader.shape[0] == 0
+        factors = self.factors if (chords and self.factors is not None and abs(
+            self.factors[2] - dt) <= REUSE_DT * dt) else None
+        base_rnorm = np.inf
+        backtracked = False
         r = self.residual(delta, lam)
         while True:
             if not np.isfinite(r).all():
@@ -349,12 +386,25 @@ class GeneralStep:
                                        '(|DEL| = %.3g)' % (iterations, np.linalg.norm(r)),
                                        iterations)
                 merit_ref = merit
-            step = self.newton_update(r)
+            chord = factors is not None and not backtracked and (
+                iterations == 0 or rnorm * (rnorm / base_rnorm)
+                <= CHORD_MARGIN * max(tolerance, floor))
+            if chord:
+                step = _solve_factored(factors, r)
+            elif chords:
+                A = newton_jacobian(s, dt, self.delta)
+                factors = _factor_newton(A)
+                self.factors = (factors[0], factors[1], dt)
+                step = _solve_factored(factors, r)
+            else:
+                factors = None
+                step = self.newton_update(r)
             big_step = np.abs(step[:nd]).max(initial=0.0)
             if iterations == 0:
                 linearised = (delta[:nd] - step[:nd], float(big_step))
             stalled = big_step <= STALLED * np.abs(delta[:nd]).max(initial=0.0)
             base_r, base_scale = r, self.scale
+            base_rnorm = rnorm
             alpha = 1.0
             for _ in range(MAX_BACKTRACKS + 1):
                 trial = delta.copy()
@@ -364,6 +414,8 @@ class GeneralStep:
                 merit_t = 0.5 * float(r @ r)
                 if stalled or merit_t <= (1.0 - 2.0 * ARMIJO * alpha) * merit:
                     break
+                if chord:
+                    break           # undone below: a full Newton update instead
                 shrink = BACKTRACK[0]
                 if np.isfinite(merit_t):
                     shrink = alpha * merit / (merit_t - merit + 2.0 * alpha * merit)
@@ -379,6 +431,12 @@ class GeneralStep:
                     continue
                 raise RootNotFound('line search failed after %d iterations (|DEL| = %.3g)'
                                    % (iterations, np.linalg.norm(base_r)), iterations)
+            if chord and not (stalled or merit_t <= (1.0 - 2.0 * ARMIJO) * merit):
+                # the chord update failed the merit test: back to its start
+                factors = None
+                r = self.residual(delta, lam)
+                continue
+            backtracked = alpha != 1.0
             delta, lam = trial, trial_lam
             iterations += 1
 

@@ -214,14 +214,17 @@ class MidpointVI:
         self._check = self._fast.check if self._fast is not None else np.zeros(NCHECK)
         self._reset_history()
 
-    def _reset_history(self, pairs=None, keep_anchor=False):
+    def _reset_history(self, pairs=None, keep_anchor=False, restart=True):
         """Forget (or seed with (t, q) pairs, oldest first) the predictor's history; the
-        energy anchor of the acceptance test too unless ``keep_anchor``."""
+        energy anchor of the acceptance test too unless ``keep_anchor``; the general path's
+        Newton factors too on a ``restart`` (not when a step just appends its node)."""
         self._history = list(pairs or [])
         self._deriv1 = None
         self._composite = None
         if not keep_anchor:
             self._anchor = None
+        if restart:
+            self._general.factors = None
         if self._fast is not None:
             self._fast.reset_history([t for t, _ in self._history],
                                      [q for _, q in self._history], keep_anchor)
@@ -777,7 +780,7 @@ class MidpointVI:
         pairs = [(t, q) for t, q in self._history if t < t2][-4:] + [(t2, q2.copy())]
         if self._fast is not None:
             pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]
-        self._reset_history(pairs)
+        self._reset_history(pairs, restart=False)
         self._anchor = g.next_anchor
         return iterations
 

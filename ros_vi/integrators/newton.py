@@ -16,11 +16,16 @@ Line search on the merit 1/2 |r|^2 along the Newton direction (whose slope there
 otherwise alpha shrinks by a factor within ``BACKTRACK``, at most ``MAX_BACKTRACKS`` times
 per iteration.
 
-Chord updates (compiled step, tree-shaped systems only): after a full Newton update that
-passed at alpha = 1 and cut the residual from r0 to r1 so that r1 (r1 / r0) is within
-``CHORD_MARGIN`` of the tolerance (one more update of that rate would converge), the next
-update reuses that Newton matrix's factors; a chord update that fails the merit test is
-undone and a full Newton update taken from the same iterate.
+Chord updates (systems without constraints or mimic joints; both paths): a step's first
+update reuses the factors of the last Newton matrix of an earlier step of the same length
+(within ``REUSE_DT``, relative), the modified Newton method of stiff ODE solvers: that matrix
+is about -M/dt and moves by O(|qdot| dt) relative a step, so such an update gains about as
+many digits.  After a full Newton update that passed at alpha = 1 and cut the residual from
+r0 to r1 so that r1 (r1 / r0) is within ``CHORD_MARGIN`` of the tolerance (one more update
+of that rate would converge), the next update reuses that Newton matrix's factors.  A chord
+update that fails the merit test is undone and a full Newton update taken from the same
+iterate; after one that passes, a full update follows unless the rule above predicts
+convergence.  A restarted trajectory (a new start, a recovery) forgets the factors.
 """
 import numpy as np
 
@@ -33,6 +38,7 @@ ARMIJO = 1e-4        # sufficient decrease: merit(alpha) <= (1 - 2 ARMIJO alpha)
 BACKTRACK = (0.1, 0.5)   # a backtrack shrinks alpha by a factor within these bounds
 MAX_BACKTRACKS = 40      # per Newton iteration (alpha >= 0.1**40 is never needed)
 CHORD_MARGIN = 0.1   # chord update when it is predicted to land this far inside tolerance
+REUSE_DT = 1e-9      # relative difference of step lengths within which factors are reused
 STAGNATION = 10          # every this many iterations the merit must have fallen below
 STAGNATION_FACTOR = 0.25  # this fraction of its value that many iterations before, or the
                           # attempt stops (a local minimum of the merit: subdivide instead)

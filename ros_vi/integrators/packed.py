@@ -35,13 +35,16 @@ HISTORY = 5          # stored past configurations for the order-4 predictor
 HEADER = 16          # header length of I
 
 # Header fields of I (indices into I): the sizes, then per-step inputs and results, then the
-# Newton updates a step takes at least (MidpointVI's min_iterations)
-NF, NQ, ND, NU, NJ, NM, NSP, NT, MAXIT, NHIST, STATUS, ITERS, MINIT, NFREE = range(14)
+# Newton updates a step takes at least (MidpointVI's min_iterations), the number of free
+# joints, and whether W_J holds the tree factors of an earlier step's Newton matrix (taken
+# at the step length in the FACTOR_DT slot of W; step_body.newton_step reuses them)
+(NF, NQ, ND, NU, NJ, NM, NSP, NT, MAXIT, NHIST, STATUS, ITERS, MINIT, NFREE,
+ FACTORS) = range(15)
 
 # Scalar slots at the start of W (indices into W): step length, tolerance, final residual
-# norm, end time of the step
-DT, TOL, RNORM, T2 = range(4)
-NSCALAR = 4
+# norm, end time of the step, step length of the factors in W_J (header field FACTORS)
+DT, TOL, RNORM, T2, FACTOR_DT = range(5)
+NSCALAR = 5
 NDRIVE = len(DRIVE_FIELDS)   # rows of the W_DRIVE segment (drives.FIELDS)
 CHART_CACHE = 58             # per free joint in W_CHART: increment (3), dt, dA, dB (27 each)
 
@@ -69,7 +72,7 @@ def layout(I):
     A    X                length        contents
     ===  ===============  ============  ===================================================
     I    (header)         HEADER        sizes NF..NT, then MAXIT, NHIST, STATUS, ITERS,
-                                        MINIT, NFREE
+                                        MINIT, NFREE, FACTORS
     I    I_PARENT         nf            Model.parent
     I    I_KIND           nf            Model.kind
     I    I_FCFG           nf            Model.fcfg
@@ -96,7 +99,7 @@ def layout(I):
     F    F_MIM_MULT       nt - nq       Model.mimic_multiplier
     F    F_MIM_OFF        nt - nq       Model.mimic_offset
     F    F_END                          (length of F)
-    W    (scalars)        NSCALAR       DT, TOL, RNORM, T2
+    W    (scalars)        NSCALAR       DT, TOL, RNORM, T2, FACTOR_DT
     W    W_Q1             nq            integrator state: q1
     W    W_P1             nd            p1
     W    W_Q2             nq            q2 (a step starts from here)
@@ -129,7 +132,7 @@ def layout(I):
          W_SZ             6 nt          z
          W_SG             6 nt          gk
          W_TMP            18            tmp
-         W_J              nd * nd       Newton Jacobian
+         W_J              nd * nd       Newton matrix, or its tree factors (FACTORS)
          W_RES            nd            residual, then Newton update
          W_FORCE          nd            generalized force
          W_DLT            nq            increment q2 - q1

@@ -23,12 +23,13 @@ from ..mechanics.forces.drives import ACTIVE as _D_ACTIVE, KD as _D_KD, KP as _D
 from ..mechanics.kernel import (first_order_into, forward_kinematics_into, joint_twists_into,
                                 second_order_into)
 from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
-from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKTRACKS, ROUNDING, STAGNATION,
-                     STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
+from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKTRACKS, REUSE_DT, ROUNDING,
+                     STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
 from ..mechanics.free import chart_first_slot_change, chart_jacobian_change
-from .packed import (BAD_INPUT, CHART_CACHE, DT, HISTORY, I_END, I_FREE, ITERS, MAXIT,
-                     MINIT, NFREE, NHIST, NOT_CONVERGED, NOT_FINITE, OK, REJECTED, RNORM,
-                     SINGULAR, STATUS, T2, TOL, W_CHART, W_END, W_IMPULSE, W_P1, W_Q1, W_U1)
+from .packed import (BAD_INPUT, CHART_CACHE, DT, FACTOR_DT, FACTORS, HISTORY, I_END, I_FREE,
+                     ITERS, MAXIT, MINIT, NFREE, NHIST, NOT_CONVERGED, NOT_FINITE, OK,
+                     REJECTED, RNORM, SINGULAR, STATUS, T2, TOL, W_CHART, W_END, W_IMPULSE,
+                     W_P1, W_Q1, W_U1)
 
 
 @njit(cache=True, inline='always')
@@ -209,8 +210,12 @@ def newton_step(I, W, o, model, ks, st, gv, con):
     base_satisfied = False
     stalled = False
     trial = False                # evaluating a line-search point after a Newton update
-    factored = False             # J holds the tree factors of the last full Newton matrix
+    # J holds the tree factors of the last full Newton matrix (of this step, or of an
+    # earlier one at the same dt: see the first update below)
+    factored = (tree_pattern and I[FACTORS] == 1
+                and abs(W[FACTOR_DT] - dt) <= REUSE_DT * dt)
     chord = False                # the last update reused them
+    first_matrix = True          # no Newton matrix formed in this step yet
     alpha = 1.0
     backtracks = 0
     while True:
@@ -383,13 +388,17 @@ def newton_step(I, W, o, model, ks, st, gv, con):
                     rnorm <= STALL_ACCEPT * scale):
                 break
             merit_ref = merit
-        if factored and backtracks == 0 and (
-                rnorm * (rnorm / base_rnorm) <= CHORD_MARGIN * max(tol, ROUNDING * scale)):
-            # the last full Newton update converges so fast (the residual fell by the
-            # ratio rnorm / base_rnorm) that an update with its matrix's factors, whose
-            # matrix has moved by that update only, should land within the tolerance:
-            # take that chord update, which skips the second-order terms and the
-            # factorisation.  If it fails the merit test, a full Newton update follows.
+        if factored and backtracks == 0 and (it == 0 or rnorm * (rnorm / base_rnorm)
+                                             <= CHORD_MARGIN * max(tol, ROUNDING * scale)):
+            # A chord update, with the factors of an earlier Newton matrix: it skips the
+            # second-order terms and the factorisation.  Before this step has formed a
+            # matrix, those of the last step's (modified Newton, as stiff ODE solvers
+            # reuse their Jacobian): the matrix moves by O(dt) a step (J ~ -M/dt + O(1)),
+            # so each such update gains about as many digits as |qdot| dt is small.
+            # Later updates are chord updates only when the last update converged so fast (the residual fell by
+            # the ratio rnorm / base_rnorm) that the next should land within the
+            # tolerance.  A chord update that fails the merit test is undone and a full
+            # Newton update follows; one that converges slowly is followed by one.
             kernel.tree_substitute(J, r.reshape((nd, 1)), cparent, corder)
             chord = True
         else:
@@ -420,7 +429,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
                 break
             if nfree > 0:
                 chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, chart_cache,
-                                      it == 0)
+                                      first_matrix)
+            first_matrix = False
             if nc > 0:
                 joint_twists_into(kind, cframe, corder, R2, P2, S2)
                 constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2,
@@ -447,6 +457,9 @@ def newton_step(I, W, o, model, ks, st, gv, con):
                     for b in range(nd):
                         Md[a, b] = K[a, b]
                 factored = kernel.tree_factor_in_place(K, cparent, corder)
+                # the factors stay for the next steps' first updates
+                I[FACTORS] = 1 if factored else 0
+                W[FACTOR_DT] = dt
                 if factored:
                     kernel.tree_substitute(K, rhs.reshape((nd, 1)), cparent, corder)
                     solved = True
