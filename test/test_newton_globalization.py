@@ -393,13 +393,13 @@ LEVEL_START = ([-0.7285059102333558, -0.604970259256053, 0.49917191703528285,
 @pytest.mark.parametrize('fast', [True, False])
 def test_constrained_chain_at_10ms_runs_through_with_bounded_energy(fast):
     """4-link level chain, dt = 10 ms, 20 s, no input: no exception, the constraint held to
-    its tolerance, and the midpoint energy within T0 / 4 of the first step's.
+    its tolerance, and the midpoint energy within T0 / 2 of the first step's.
 
     Before, the compiled constrained step accepted a spurious root at t = 11.34 s (the
-    midpoint energy then reached 4e5 J from 217 J).  Measured now: at most 15 J (compiled,
-    1 step subdivided) and 33 J (general path, 2 steps subdivided) from it; the VI's own
-    energy error at ~0.5 rad per step (the two paths' chaotic trajectories part after the
-    first subdivided step)."""
+    midpoint energy then reached 4e5 J from 217 J).  The VI's own energy error at ~0.5 rad
+    per step is what remains, and the motion is chaotic: starting momenta changed by 1e-14
+    (relative) gave maxima from 17 to 75 J (T0 = 265 J) on either path, with 1 to 5 steps
+    subdivided, so the bound is T0 / 2, far below a spurious root's."""
     q0, p0 = LEVEL_START
     system = level_chain(4)
     mvi = MidpointVI(system, fast=fast)
@@ -420,7 +420,7 @@ def test_constrained_chain_at_10ms_runs_through_with_bounded_energy(fast):
     print('\nlevel chain (%s): max |E - E0| = %.4g J (T0 = %.4g J), %d steps subdivided, '
           'max |h| = %.3g' % ('compiled' if fast else 'general', worst, t0, subdivided,
                               violation))
-    assert worst <= 0.25 * t0
+    assert worst <= 0.5 * t0
     assert violation <= system.constraints[0].tolerance
 
 

@@ -206,7 +206,10 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
         if rec_every > 0 and k % rec_every == 0:
             for j in range(nu):
                 rec_u[b, k // rec_every, j] = applied[j]
+        # the step's length as MidpointVI takes it on the grid t0 + k dt (t2 - t1, which
+        # differs from dt in the last bits): a copy then repeats such a run bit for bit
         W[packed.T2] = t0 + (k + 1) * dt
+        W[packed.DT] = W[packed.T2] - (t0 + k * dt)
         nhist = I[packed.NHIST]
         for attempt in range(2):
             if attempt == 1:

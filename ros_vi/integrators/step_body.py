@@ -20,8 +20,9 @@ from ..mechanics import kernel
 from ..mechanics.constraint_kernel import (CF_TOL, constraint_jacobian_into,
                                            constraint_values_into)
 from ..mechanics.forces.drives import ACTIVE as _D_ACTIVE, KD as _D_KD, KP as _D_KP, drive_law
-from ..mechanics.kernel import (first_order_into, forward_kinematics_into, joint_twists_into,
-                                second_order_into)
+from ..mechanics.kernel import (composite_inertias_into, first_order_into,
+                                forward_kinematics_into, joint_twists_into,
+                                residual_terms_into, second_order_into)
 from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
 from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKTRACKS, REUSE_DT, ROUNDING,
                      STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
@@ -226,9 +227,10 @@ def newton_step(I, W, o, model, ks, st, gv, con):
             qm[i] = q1[i] + 0.5 * dlt[i]
             v[i] = dlt[i] / dt
         kernel.expand_into(qm[:nq], v[:nq], mim_lead, mim_mult, mim_off, qm, v)
-        T_m, V_m = first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib,
-                                    mass_frames, fjoint, cframe, cparent, corder, gvec, qm,
-                                    v, R, P, S, V, Vp, Ic, h, G, Lq, Lv)
+        # (the composite inertias only when a Newton matrix is formed below)
+        T_m, V_m = residual_terms_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib,
+                                       mass_frames, fjoint, cframe, cparent, corder, gvec, qm,
+                                       v, R, P, S, V, Vp, Ic, h, Lq, Lv)
         kernel.fold_vector(Lq, nq, mim_lead, mim_mult)
         kernel.fold_vector(Lv, nq, mim_lead, mim_mult)
         for j in range(sp_idx.shape[0]):
@@ -407,6 +409,7 @@ def newton_step(I, W, o, model, ks, st, gv, con):
         if not chord:
             # Jacobian: the DEL's J = d r / d q2_d at the midpoint state left in place, and
             # with constraints the KKT matrix around it
+            composite_inertias_into(R, P, mass, Ib, mass_frames, fjoint, cparent, corder, G, Ic)
             second_order_into(S, Vp, Ic, h, gvec, anc, corder, M, Lvq, Lqq, su, sw, sz, sg, tmp)
             kernel.fold_matrix(M, nq, mim_lead, mim_mult)
             kernel.fold_matrix(Lvq, nq, mim_lead, mim_mult)

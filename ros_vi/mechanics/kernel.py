@@ -277,17 +277,24 @@ def spatial_inertia(R, p, m, Ib, out):
 
 
 @njit(cache=True)
-def first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
-                     cframe, cparent, corder, gvec, q, dq, R, P, S, V, Vp, Ic, h, G, Lq, Lv):
-    """One O(n) pass: kinematics, velocities, composite inertias and momenta, in place.
+def residual_terms_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames,
+                        fjoint, cframe, cparent, corder, gvec, q, dq, R, P, S, V, Vp, Ic, h,
+                        Lq, Lv):
+    """The O(n) pass a DEL residual needs: kinematics, velocities, subtree momenta and
+    the partials of L, in place, without the composite inertias.
 
-    Outputs ``R (nf, 3, 3)``, ``P (nf, 3)``, ``S, V, Vp, h (nq, 6)``, ``Ic (nq, 6, 6)``,
-    ``Lq, Lv (nq,)`` (partials of L = T - Vg: kinetic energy minus gravity potential);
-    ``G (6, 6)`` is scratch.  Returns ``(T, Vg)``.
+    Outputs ``R (nf, 3, 3)``, ``P (nf, 3)``, ``S, V, Vp, h (nq, 6)``, ``Lq, Lv (nq,)``
+    (partials of L = T - Vg: kinetic energy minus gravity potential).  A body's momentum
+    is formed from its own inertia (angular ``R Ib R^T w + p x l``, linear
+    ``l = m (v + w x p)`` for its twist ``(w, v)`` and mass centre ``p``), and the gravity
+    term of ``L_q`` from the subtree's gravity wrench ``(sum m p x g, sum m g)``, which
+    the rows ``Ic[:, 0]`` hold here (scratch: :func:`composite_inertias_into` fills Ic when
+    the second-order terms need it).  Returns ``(T, Vg)``.
     """
     nq = q.shape[0]
     forward_kinematics_into(parent, kind, value, fcfg, fixedR, fixedp, q, R, P)
     joint_twists_into(kind, cframe, corder, R, P, S)
+    wg = Ic[:, 0]                 # (nq, 6) subtree gravity wrench
     for c in range(nq):
         Lq[c] = 0.0
         Lv[c] = 0.0
@@ -295,8 +302,7 @@ def first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_f
             V[c, r] = 0.0
             Vp[c, r] = 0.0
             h[c, r] = 0.0
-            for k in range(6):
-                Ic[c, r, k] = 0.0
+            wg[c, r] = 0.0
     for j in range(corder.shape[0]):
         c = corder[j]
         pc = cparent[c]
@@ -304,31 +310,55 @@ def first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_f
             vp = V[pc, r] if pc >= 0 else 0.0 * V[c, r]
             Vp[c, r] = vp
             V[c, r] = vp + S[c, r] * dq[c]
-    T = 0.0 * G[0, 0]
-    Vg = 0.0 * G[0, 0]
+    T = 0.0 * R[0, 0, 0]
+    Vg = 0.0 * R[0, 0, 0]
+    g0, g1, g2 = gvec[0], gvec[1], gvec[2]
     for jj in range(mass_frames.shape[0]):
         f = mass_frames[jj]
         m = mass[f]
-        Vg -= m * (gvec[0] * P[f, 0] + gvec[1] * P[f, 1] + gvec[2] * P[f, 2])
+        p0, p1, p2 = P[f, 0], P[f, 1], P[f, 2]
+        Vg -= m * (g0 * p0 + g1 * p1 + g2 * p2)
         c = fjoint[f]
         if c < 0:
             continue
-        spatial_inertia(R[f], P[f], m, Ib[f], G)
-        for r in range(6):
-            acc = 0.0 * G[0, 0]
-            for k in range(6):
-                Ic[c, r, k] += G[r, k]
-                acc += G[r, k] * V[c, k]
-            h[c, r] += acc
-            T += 0.5 * V[c, r] * acc
+        w0, w1, w2, v0, v1, v2 = V[c, 0], V[c, 1], V[c, 2], V[c, 3], V[c, 4], V[c, 5]
+        # R Ib R^T w, through the body axes
+        Rf = R[f]
+        Ibf = Ib[f]
+        b0 = Rf[0, 0] * w0 + Rf[1, 0] * w1 + Rf[2, 0] * w2
+        b1 = Rf[0, 1] * w0 + Rf[1, 1] * w1 + Rf[2, 1] * w2
+        b2 = Rf[0, 2] * w0 + Rf[1, 2] * w1 + Rf[2, 2] * w2
+        e0 = Ibf[0, 0] * b0 + Ibf[0, 1] * b1 + Ibf[0, 2] * b2
+        e1 = Ibf[1, 0] * b0 + Ibf[1, 1] * b1 + Ibf[1, 2] * b2
+        e2 = Ibf[2, 0] * b0 + Ibf[2, 1] * b1 + Ibf[2, 2] * b2
+        # linear momentum m (v + w x p) and angular R Ib R^T w + p x l about the origin
+        l0 = m * (v0 + w1 * p2 - w2 * p1)
+        l1 = m * (v1 + w2 * p0 - w0 * p2)
+        l2 = m * (v2 + w0 * p1 - w1 * p0)
+        k0 = Rf[0, 0] * e0 + Rf[0, 1] * e1 + Rf[0, 2] * e2 + p1 * l2 - p2 * l1
+        k1 = Rf[1, 0] * e0 + Rf[1, 1] * e1 + Rf[1, 2] * e2 + p2 * l0 - p0 * l2
+        k2 = Rf[2, 0] * e0 + Rf[2, 1] * e1 + Rf[2, 2] * e2 + p0 * l1 - p1 * l0
+        h[c, 0] += k0
+        h[c, 1] += k1
+        h[c, 2] += k2
+        h[c, 3] += l0
+        h[c, 4] += l1
+        h[c, 5] += l2
+        T += 0.5 * (w0 * k0 + w1 * k1 + w2 * k2 + v0 * l0 + v1 * l1 + v2 * l2)
+        # gravity wrench (m p x g, m g)
+        wg[c, 0] += m * (p1 * g2 - p2 * g1)
+        wg[c, 1] += m * (p2 * g0 - p0 * g2)
+        wg[c, 2] += m * (p0 * g1 - p1 * g0)
+        wg[c, 3] += m * g0
+        wg[c, 4] += m * g1
+        wg[c, 5] += m * g2
     for j in range(corder.shape[0] - 1, -1, -1):
         c = corder[j]
         pc = cparent[c]
         if pc >= 0:
             for r in range(6):
                 h[pc, r] += h[c, r]
-                for k in range(6):
-                    Ic[pc, r, k] += Ic[c, r, k]
+                wg[pc, r] += wg[c, r]
     for j in range(corder.shape[0]):
         c = corder[j]
         # u = ad(S_c) Vp_c
@@ -345,11 +375,53 @@ def first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_f
         lv = 0.0 * lq
         for r in range(6):
             lv += S[c, r] * h[c, r]
-            # gravity wrench on the subtree: Ic gamma with gamma = (0, g)
-            lq += S[c, r] * (Ic[c, r, 3] * gvec[0] + Ic[c, r, 4] * gvec[1]
-                             + Ic[c, r, 5] * gvec[2])
+            lq += S[c, r] * wg[c, r]      # the gravity wrench on the subtree
         Lv[c] = lv
         Lq[c] = lq
+    return T, Vg
+
+
+@njit(cache=True)
+def composite_inertias_into(R, P, mass, Ib, mass_frames, fjoint, cparent, corder, G, Ic):
+    """Composite spatial inertia ``Ic (nq, 6, 6)`` (world frame) of the subtree of every
+    config, in place, from the kinematics ``R, P`` of :func:`residual_terms_into`; ``G
+    (6, 6)`` is scratch."""
+    for c in range(Ic.shape[0]):
+        for r in range(6):
+            for k in range(6):
+                Ic[c, r, k] = 0.0
+    for jj in range(mass_frames.shape[0]):
+        f = mass_frames[jj]
+        c = fjoint[f]
+        if c < 0:
+            continue
+        spatial_inertia(R[f], P[f], mass[f], Ib[f], G)
+        for r in range(6):
+            for k in range(6):
+                Ic[c, r, k] += G[r, k]
+    for j in range(corder.shape[0] - 1, -1, -1):
+        c = corder[j]
+        pc = cparent[c]
+        if pc >= 0:
+            for r in range(6):
+                for k in range(6):
+                    Ic[pc, r, k] += Ic[c, r, k]
+
+
+@njit(cache=True)
+def first_order_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib, mass_frames, fjoint,
+                     cframe, cparent, corder, gvec, q, dq, R, P, S, V, Vp, Ic, h, G, Lq, Lv):
+    """One O(n) pass: kinematics, velocities, composite inertias and momenta, in place
+    (:func:`residual_terms_into`, then :func:`composite_inertias_into`).
+
+    Outputs ``R (nf, 3, 3)``, ``P (nf, 3)``, ``S, V, Vp, h (nq, 6)``, ``Ic (nq, 6, 6)``,
+    ``Lq, Lv (nq,)`` (partials of L = T - Vg: kinetic energy minus gravity potential);
+    ``G (6, 6)`` is scratch.  Returns ``(T, Vg)``.
+    """
+    T, Vg = residual_terms_into(parent, kind, value, fcfg, fixedR, fixedp, mass, Ib,
+                                mass_frames, fjoint, cframe, cparent, corder, gvec, q, dq, R,
+                                P, S, V, Vp, Ic, h, Lq, Lv)
+    composite_inertias_into(R, P, mass, Ib, mass_frames, fjoint, cparent, corder, G, Ic)
     return T, Vg
 
 
