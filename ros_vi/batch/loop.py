@@ -137,6 +137,7 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
         impulse[i] = 0.0
     I[packed.NHIST] = 1
     I[packed.FACTORS] = 0           # no Newton factors from another copy's run
+    I[packed.REUSE_WAIT] = I[packed.REUSE_BACKOFF] = 0
     hist_t[packed.HISTORY - 1] = t0
     for i in range(nq):
         hist[packed.HISTORY - 1, i] = q0[i]
@@ -221,6 +222,7 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
                     break
                 I[packed.NHIST] = 1
                 I[packed.FACTORS] = 0
+                I[packed.REUSE_WAIT] = I[packed.REUSE_BACKOFF] = 0
             newton_step(I, W, o, model, ks, st, gv, con)
             acc[A_ITERS] += I[packed.ITERS]
             if I[packed.STATUS] == packed.OK:

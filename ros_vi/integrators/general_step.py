@@ -28,8 +28,8 @@ from numba import njit
 from ..mechanics import dynamics
 from ..mechanics.free import centre_partials, centre_partials_derivatives
 from .acceptance import A_TIME, check_root, new_anchor
-from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKTRACKS, REUSE_DT, ROUNDING,
-                     STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
+from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKOFF, MAX_BACKTRACKS, REUSE_DT,
+                     ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
 
 _DGESV, _DGETRF, _DGETRS = scipy.linalg.get_lapack_funcs(('gesv', 'getrf', 'getrs'),
                                                          (np.zeros((1, 1)),))
@@ -212,6 +212,8 @@ class GeneralStep:
         # which the next steps' first updates reuse (chord updates, newton module); None
         # after a restart (MidpointVI forgets them with its history)
         self.factors = None
+        self.reuse_wait = self.reuse_backoff = 0     # the back-off of that reuse
+        self.full_updates = 0          # Newton matrices the last solve formed
 
     def begin(self, t1, t2, q1, p1, u1):
         """Work on the step from (t1, q1, p1) to t2 with input u1 (class docstring)."""
@@ -348,16 +350,38 @@ class GeneralStep:
         tols = np.array([c.tolerance for c in s.constraints])
         delta = q2 - self.q1
         dt = self.t2 - self.t1
+        # the factors of the last full Newton matrix (this step's, or an earlier step's of
+        # the same length: the first update is then a chord update); chord updates as on
+        # the compiled path: without constraints or mimic joints
+        chords = nc == 0 and s.model.mimic_leader.shape[0] == 0
+        factors = self.factors if (chords and self.factors is not None and abs(
+            self.factors[2] - dt) <= REUSE_DT * dt) else None
+        if factors is not None and self.reuse_wait > 0:
+            self.reuse_wait -= 1          # backing off (newton module): a full update first
+            factors = None
+        reused = factors is not None
+        self.full_updates = 0
+        try:
+            return self._newton(delta, lam, dt, nd, nc, tols, chords, factors,
+                                max_iterations, tolerance, min_iterations)
+        finally:
+            if reused:
+                # the first chord update paid off if no full update was needed
+                if self.full_updates == 0:
+                    self.reuse_backoff = 0
+                else:
+                    self.reuse_backoff = min(max(1, 2 * self.reuse_backoff), MAX_BACKOFF)
+                    self.reuse_wait = self.reuse_backoff
+
+    def _newton(self, delta, lam, dt, nd, nc, tols, chords, factors, max_iterations,
+                tolerance, min_iterations):
+        """The iteration of :meth:`solve` from the increment ``delta`` (nQ,) and ``lam``
+        (nc,), with the factors its first update may reuse (or None)."""
+        s = self.system
         iterations = 0
         stalled = False
         linearised = None
         merit_ref = np.inf
-        # the factors of the last full Newton matrix (this step's, or an earlier step's of
-        # the same length: the first update is then a chord update)
-        # chord updates as on the compiled path: without constraints or mimic joints
-        chords = nc == 0 and s.model.mimic_leader.shape[0] == 0
-        factors = self.factors if (chords and self.factors is not None and abs(
-            self.factors[2] - dt) <= REUSE_DT * dt) else None
         base_rnorm = np.inf
         backtracked = False
         r = self.residual(delta, lam)
@@ -395,6 +419,7 @@ class GeneralStep:
                 A = newton_jacobian(s, dt, self.delta)
                 factors = _factor_newton(A)
                 self.factors = (factors[0], factors[1], dt)
+                self.full_updates += 1
                 step = _solve_factored(factors, r)
             else:
                 factors = None

@@ -25,7 +25,11 @@ r0 to r1 so that r1 (r1 / r0) is within ``CHORD_MARGIN`` of the tolerance (one m
 of that rate would converge), the next update reuses that Newton matrix's factors.  A chord
 update that fails the merit test is undone and a full Newton update taken from the same
 iterate; after one that passes, a full update follows unless the rule above predicts
-convergence.  A restarted trajectory (a new start, a recovery) forgets the factors.
+convergence.  Where the matrix moves too fast for that first chord update to converge
+alone (a step that still needed a full Newton update), the next steps do not try it: after
+1, 2, 4, ... up to ``MAX_BACKOFF`` steps it is tried again, and the back-off ends when it
+converges alone.  A restarted trajectory (a new start, a recovery) forgets the factors and
+the back-off.
 """
 import numpy as np
 
@@ -39,6 +43,7 @@ BACKTRACK = (0.1, 0.5)   # a backtrack shrinks alpha by a factor within these bo
 MAX_BACKTRACKS = 40      # per Newton iteration (alpha >= 0.1**40 is never needed)
 CHORD_MARGIN = 0.1   # chord update when it is predicted to land this far inside tolerance
 REUSE_DT = 1e-9      # relative difference of step lengths within which factors are reused
+MAX_BACKOFF = 32     # at most this many steps without that reuse after it did not pay off
 STAGNATION = 10          # every this many iterations the merit must have fallen below
 STAGNATION_FACTOR = 0.25  # this fraction of its value that many iterations before, or the
                           # attempt stops (a local minimum of the merit: subdivide instead)

@@ -32,14 +32,15 @@ from .acceptance import NANCHOR, NCHECK
 # root was found but failed the acceptance rule
 OK, NOT_CONVERGED, NOT_FINITE, SINGULAR, BAD_INPUT, REJECTED = 0, 1, 2, 3, 4, 5
 HISTORY = 5          # stored past configurations for the order-4 predictor
-HEADER = 16          # header length of I
+HEADER = 18          # header length of I
 
 # Header fields of I (indices into I): the sizes, then per-step inputs and results, then the
 # Newton updates a step takes at least (MidpointVI's min_iterations), the number of free
-# joints, and whether W_J holds the tree factors of an earlier step's Newton matrix (taken
-# at the step length in the FACTOR_DT slot of W; step_body.newton_step reuses them)
+# joints, whether W_J holds the tree factors of an earlier step's Newton matrix (taken at
+# the step length in the FACTOR_DT slot of W; step_body.newton_step reuses them), and the
+# back-off of those reuses: steps left before the next, and the current back-off length
 (NF, NQ, ND, NU, NJ, NM, NSP, NT, MAXIT, NHIST, STATUS, ITERS, MINIT, NFREE,
- FACTORS) = range(15)
+ FACTORS, REUSE_WAIT, REUSE_BACKOFF) = range(17)
 
 # Scalar slots at the start of W (indices into W): step length, tolerance, final residual
 # norm, end time of the step, step length of the factors in W_J (header field FACTORS)
@@ -72,7 +73,8 @@ def layout(I):
     A    X                length        contents
     ===  ===============  ============  ===================================================
     I    (header)         HEADER        sizes NF..NT, then MAXIT, NHIST, STATUS, ITERS,
-                                        MINIT, NFREE, FACTORS
+                                        MINIT, NFREE, FACTORS, REUSE_WAIT,
+                                        REUSE_BACKOFF
     I    I_PARENT         nf            Model.parent
     I    I_KIND           nf            Model.kind
     I    I_FCFG           nf            Model.fcfg

@@ -24,13 +24,13 @@ from ..mechanics.kernel import (composite_inertias_into, first_order_into,
                                 forward_kinematics_into, joint_twists_into,
                                 residual_terms_into, second_order_into)
 from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
-from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKTRACKS, REUSE_DT, ROUNDING,
-                     STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
+from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKOFF, MAX_BACKTRACKS, REUSE_DT,
+                     ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
 from ..mechanics.free import chart_first_slot_change, chart_jacobian_change
 from .packed import (BAD_INPUT, CHART_CACHE, DT, FACTOR_DT, FACTORS, HISTORY, I_END, I_FREE,
                      ITERS, MAXIT, MINIT, NFREE, NHIST, NOT_CONVERGED, NOT_FINITE, OK,
-                     REJECTED, RNORM, SINGULAR, STATUS, T2, TOL, W_CHART, W_END, W_IMPULSE,
-                     W_P1, W_Q1, W_U1)
+                     REJECTED, REUSE_BACKOFF, REUSE_WAIT, RNORM, SINGULAR, STATUS, T2, TOL,
+                     W_CHART, W_END, W_IMPULSE, W_P1, W_Q1, W_U1)
 
 
 @njit(cache=True, inline='always')
@@ -215,6 +215,12 @@ def newton_step(I, W, o, model, ks, st, gv, con):
     # earlier one at the same dt: see the first update below)
     factored = (tree_pattern and I[FACTORS] == 1
                 and abs(W[FACTOR_DT] - dt) <= REUSE_DT * dt)
+    # ... unless it is backing off (newton module): then this step starts with a full update
+    if factored and I[REUSE_WAIT] > 0:
+        I[REUSE_WAIT] -= 1
+        factored = False
+    reused = factored            # this step's first update is a chord update
+    full_updates = 0
     chord = False                # the last update reused them
     first_matrix = True          # no Newton matrix formed in this step yet
     alpha = 1.0
@@ -434,6 +440,7 @@ def newton_step(I, W, o, model, ks, st, gv, con):
                 chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, chart_cache,
                                       first_matrix)
             first_matrix = False
+            full_updates += 1
             if nc > 0:
                 joint_twists_into(kind, cframe, corder, R2, P2, S2)
                 constraint_jacobian_into(CI, CF, fjoint, cparent, mim_lead, mim_mult, R2, P2, S2,
@@ -499,6 +506,13 @@ def newton_step(I, W, o, model, ks, st, gv, con):
         alpha = 1.0
         backtracks = 0
         it += 1
+    if reused:
+        # the first chord update paid off if no full update was needed
+        if full_updates == 0:
+            I[REUSE_BACKOFF] = 0
+        else:
+            I[REUSE_BACKOFF] = min(max(1, 2 * I[REUSE_BACKOFF]), MAX_BACKOFF)
+            I[REUSE_WAIT] = I[REUSE_BACKOFF]
     W[RNORM] = rnorm
     I[STATUS] = status
     I[ITERS] = it
