@@ -136,8 +136,7 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
     for i in range(nd):
         impulse[i] = 0.0
     I[packed.NHIST] = 1
-    I[packed.FACTORS] = 0           # no Newton factors from another copy's run
-    I[packed.REUSE_WAIT] = I[packed.REUSE_BACKOFF] = 0
+    packed.forget_factors(I)        # none from another copy's run
     hist_t[packed.HISTORY - 1] = t0
     for i in range(nq):
         hist[packed.HISTORY - 1, i] = q0[i]
@@ -221,8 +220,7 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
                 if I[packed.STATUS] == packed.BAD_INPUT or I[packed.STATUS] == packed.SINGULAR:
                     break
                 I[packed.NHIST] = 1
-                I[packed.FACTORS] = 0
-                I[packed.REUSE_WAIT] = I[packed.REUSE_BACKOFF] = 0
+                packed.forget_factors(I)
             newton_step(I, W, o, model, ks, st, gv, con)
             acc[A_ITERS] += I[packed.ITERS]
             if I[packed.STATUS] == packed.OK:

@@ -28,7 +28,7 @@ from .acceptance import A_DT, A_VALID, check_summary
 from .constrained_step import call_step_constrained, step_constrained_packed
 from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_END, MINIT,
                      F_FIXEDP, F_FIXEDR, F_GVEC, F_IB, F_MASS, F_MIM_MULT, F_MIM_OFF,
-                     F_SP_K, F_SP_Q0, F_VALUE, FACTORS, HEADER, REUSE_BACKOFF, REUSE_WAIT, HISTORY, ITERS, I_ANC, I_CFRAME,
+                     F_SP_K, F_SP_Q0, F_VALUE, HEADER, HISTORY, ITERS, I_ANC, I_CFRAME,
                      I_CORDER, I_CPARENT, I_END, I_FCFG, I_FJOINT, I_IN_CFG, I_KIND,
                      I_FREE, I_MASS_FRAMES, I_MIM_LEAD, I_PARENT, I_SP_IDX, MAXIT, ND, NDRIVE,
                      NF, NFREE, NHIST, NQ, NT, NU, RNORM, STATUS, T2, TOL, W_ANCHOR, W_CHECK,
@@ -36,7 +36,7 @@ from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_EN
                      W_CHART, W_END, W_HIST, W_HIST_T, W_IMPULSE, W_K_IN, W_P1, W_P2, W_Q1, W_Q2,
                      W_Q2N, W_QM, W_U1, W_U_IN, W_V, W_VA, acceptance_views,
                      constraint_layout, kernel_scratch, layout, model_views,
-                     no_constraints, step_views)
+                     forget_factors, no_constraints, step_views)
 from .step_body import newton_step
 
 
@@ -346,10 +346,7 @@ class FastStepper:
         current one)."""
         n = min(len(times), HISTORY)
         self._I[NHIST] = n
-        # a restarted trajectory does not inherit the Newton factors of the old one (its
-        # steps are then the same whatever came before)
-        self._I[FACTORS] = 0
-        self._I[REUSE_WAIT] = self._I[REUSE_BACKOFF] = 0
+        forget_factors(self._I)
         if n:
             self._hist_t[HISTORY - n:] = times[len(times) - n:]
             self._hist[HISTORY - n:] = configs[len(configs) - n:]

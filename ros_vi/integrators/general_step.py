@@ -215,6 +215,12 @@ class GeneralStep:
         self.reuse_wait = self.reuse_backoff = 0     # the back-off of that reuse
         self.full_updates = 0          # Newton matrices the last solve formed
 
+    def forget_factors(self):
+        """A restart (MidpointVI's history forgotten) drops the Newton factors and their
+        back-off, as the compiled path's :func:`~ros_vi.integrators.packed.forget_factors`."""
+        self.factors = None
+        self.reuse_wait = self.reuse_backoff = 0
+
     def begin(self, t1, t2, q1, p1, u1):
         """Work on the step from (t1, q1, p1) to t2 with input u1 (class docstring)."""
         self.t1, self.t2, self.q1, self.p1, self.u1 = t1, t2, q1, p1, u1

@@ -224,9 +224,7 @@ class MidpointVI:
         if not keep_anchor:
             self._anchor = None
         if restart:
-            g = self._general
-            g.factors = None
-            g.reuse_wait = g.reuse_backoff = 0
+            self._general.forget_factors()
         if self._fast is not None:
             self._fast.reset_history([t for t, _ in self._history],
                                      [q for _, q in self._history], keep_anchor)

@@ -63,6 +63,16 @@ CHART_CACHE = 58             # per free joint in W_CHART: increment (3), dt, dA,
 
 
 @njit(cache=True)
+def forget_factors(I):
+    """A restarted trajectory (a new start, a recovery) does not inherit the Newton factors
+    of the old one nor their back-off (header fields FACTORS, REUSE_WAIT, REUSE_BACKOFF):
+    its steps are then the same whatever came before."""
+    I[FACTORS] = 0
+    I[REUSE_WAIT] = 0
+    I[REUSE_BACKOFF] = 0
+
+
+@njit(cache=True)
 def layout(I):
     """Offsets into I, F and W from the sizes in I's header (shared by pack and step).
 

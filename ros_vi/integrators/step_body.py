@@ -220,9 +220,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
         I[REUSE_WAIT] -= 1
         factored = False
     reused = factored            # this step's first update is a chord update
-    full_updates = 0
+    full_updates = 0             # Newton matrices formed in this step
     chord = False                # the last update reused them
-    first_matrix = True          # no Newton matrix formed in this step yet
     alpha = 1.0
     backtracks = 0
     while True:
@@ -403,9 +402,9 @@ def newton_step(I, W, o, model, ks, st, gv, con):
             # matrix, those of the last step's (modified Newton, as stiff ODE solvers
             # reuse their Jacobian): the matrix moves by O(dt) a step (J ~ -M/dt + O(1)),
             # so each such update gains about as many digits as |qdot| dt is small.
-            # Later updates are chord updates only when the last update converged so fast (the residual fell by
-            # the ratio rnorm / base_rnorm) that the next should land within the
-            # tolerance.  A chord update that fails the merit test is undone and a full
+            # Later updates are chord updates only when the last update converged so fast
+            # (the residual fell by the ratio rnorm / base_rnorm) that the next should land
+            # within the tolerance.  A chord update that fails the merit test is undone and a full
             # Newton update follows; one that converges slowly is followed by one.
             kernel.tree_substitute(J, r.reshape((nd, 1)), cparent, corder)
             chord = True
@@ -438,8 +437,7 @@ def newton_step(I, W, o, model, ks, st, gv, con):
                 break
             if nfree > 0:
                 chart_jacobian_change(free, dlt, dt, Lq, Lv, Lqq, Lvq, M, J, chart_cache,
-                                      first_matrix)
-            first_matrix = False
+                                      full_updates == 0)
             full_updates += 1
             if nc > 0:
                 joint_twists_into(kind, cframe, corder, R2, P2, S2)
