@@ -104,8 +104,8 @@ def test_lockstep_swing_up_holds_real_time_and_starts_without_a_missing_command(
         probe, tmp_path):
     """The pendulum swing-up as its launch file runs it (simulator and controller processes,
     lockstep at real_time_factor 1): simulated time keeps pace with the wall clock within
-    2 %, the first state waits for the controller (no 'no command' warning), and the
-    pendulum ends upright."""
+    2 %, the first state waits for the controller (no 'no command' warning), every tick is
+    answered (the simulator counts no lockstep timeout), and the pendulum ends upright."""
     import math
     import subprocess
     import sys
@@ -123,6 +123,7 @@ def test_lockstep_swing_up_holds_real_time_and_starts_without_a_missing_command(
     params.write_text(text)
     sim = SimProcess(params_file=str(params))
     sim.js = probe.subscribe(JointState, sim.topic('joint_states'))
+    diag = probe.subscribe(DiagnosticArray, sim.topic('diagnostics'))
     log = tmp_path / 'controller.log'
     with open(log, 'w') as out:
         ctrl = subprocess.Popen(
@@ -140,6 +141,11 @@ def test_lockstep_swing_up_holds_real_time_and_starts_without_a_missing_command(
                 err, sim.output(), log.read_text())) from None
         with sim.js.lock:
             items = list(sim.js.items)
+        # the simulator's own account of the ticks so far (diagnostics every wall second;
+        # the controller publishes on the same topic: the simulator's status is named so)
+        report = diag.wait(lambda m: m.status[0].name.endswith(': simulation')
+                           and float(kv(m)['sim_time']) >= 9.0, timeout=30,
+                           what="the simulator's diagnostics after 9 s")
     finally:
         ctrl.send_signal(2)
         ctrl.wait(10)
@@ -153,9 +159,14 @@ def test_lockstep_swing_up_holds_real_time_and_starts_without_a_missing_command(
     assert abs(slope - 1.0) < 0.02, 'real-time factor %.4f' % slope
     assert 'no command stamped' not in output and 'no controller' not in output, output
     assert 'a controller is connected' in output
-    # every tick answered: the states are 0.02 s apart with none missing (from the first
-    # this test's subscription received: it may connect after the controller)
+    # every tick answered: the simulator never stepped without the controller's command
+    # (a lockstep timeout) and the states are on the 0.02 s grid, each once.  Whether this
+    # test's own subscriber receives every one is DDS delivery to a process that may stall
+    # on a loaded machine (reliable, keep last 10), not the simulator's behaviour.
+    assert int(kv(report)['lockstep_timeouts']) == 0, kv(report)
     ticks = np.round(stamps / 0.02).astype(int)
-    assert set(range(ticks[0], ticks[-1] + 1)) <= set(ticks.tolist())
+    assert np.allclose(stamps, ticks * 0.02, rtol=0, atol=1e-9)
+    assert np.all(np.diff(ticks) >= 1)
+    assert len(ticks) >= 0.9 * (ticks[-1] - ticks[0] + 1)
     theta = last.position[0]
     assert abs(math.remainder(theta - math.pi, 2 * math.pi)) < 0.05
