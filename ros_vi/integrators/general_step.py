@@ -29,7 +29,8 @@ from ..mechanics import dynamics
 from ..mechanics.free import centre_partials, centre_partials_derivatives
 from .acceptance import A_TIME, check_root, new_anchor
 from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKOFF, MAX_BACKTRACKS, REUSE_DT,
-                     ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
+                     ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED,
+                     extrapolation_order)
 
 _DGESV, _DGETRF, _DGETRS = scipy.linalg.get_lapack_funcs(('gesv', 'getrf', 'getrs'),
                                                          (np.zeros((1, 1)),))
@@ -245,12 +246,14 @@ class GeneralStep:
             if abs(step - dt) > 1e-12 * max(1.0, abs(dt)):
                 break
             n += 1
-            if n == 4:
+            if n == 5:
                 break
         if momentum:
             n = 0
+        if n >= 3:
+            n = extrapolation_order(np.array([qj for _, qj in hist[-(n + 1):]]), nd, n)
         coeffs = {0: (1,), 1: (2, -1), 2: (3, -3, 1), 3: (4, -6, 4, -1),
-                  4: (5, -10, 10, -5, 1)}[n]
+                  4: (5, -10, 10, -5, 1), 5: (6, -15, 20, -15, 6, -1)}[n]
         if n < 2 and nd and not s.nc:
             # momentum-based first guess: q2 ~ q1 + dt M^-1 p1
             self.data.set(q, np.zeros(nq))

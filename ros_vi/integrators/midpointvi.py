@@ -27,7 +27,7 @@ docs/integrator.md):
 * each Newton update is damped by a backtracking line search on the merit 1/2 |r|^2 (r the
   DEL residual, and h(q2) with constraints), so a poor first guess does not send the
   iteration off;
-* the first guess is the order-4 extrapolation of the last equally spaced configurations,
+* the first guess is the extrapolation (order up to 5) of the last equally spaced configurations,
   or (with less history, and as the retry when that fails) the momentum step
   q1 + dt M(q1)^-1 p1 (the general path has none with constraints: q1, no retry);
 * a converged root is accepted only if it continues the trajectory: (a) its increment
@@ -777,7 +777,8 @@ class MidpointVI:
         q2 = self._q1 + delta
         self._q2[:], self._p2[:], self._lambda1[:] = q2, p2, lam
         self._impulse[:] = g.applied_impulse
-        pairs = [(t, q) for t, q in self._history if t < t2][-4:] + [(t2, q2.copy())]
+        pairs = [(t, q) for t, q in self._history if t < t2][1 - packed.HISTORY:] + [
+            (t2, q2.copy())]
         if self._fast is not None:
             pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]
         self._reset_history(pairs, restart=False)

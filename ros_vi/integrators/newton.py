@@ -30,8 +30,12 @@ alone (a step that still needed a full Newton update), the next steps do not try
 1, 2, 4, ... up to ``MAX_BACKOFF`` steps it is tried again, and the back-off ends when it
 converges alone.  A restarted trajectory (a new start, a recovery) forgets the factors and
 the back-off.
+
+First guess (both paths): the extrapolation of the equally spaced past configurations, of
+the order :func:`extrapolation_order` picks from their differences.
 """
 import numpy as np
+from numba import njit
 
 ROUNDING = 64 * np.finfo(np.float64).eps   # residual floor relative to its terms' size
 STALLED = 8 * np.finfo(np.float64).eps     # a Newton update this small (relative) changes
@@ -47,3 +51,35 @@ MAX_BACKOFF = 32     # at most this many steps without that reuse after it did n
 STAGNATION = 10          # every this many iterations the merit must have fallen below
 STAGNATION_FACTOR = 0.25  # this fraction of its value that many iterations before, or the
                           # attempt stops (a local minimum of the merit: subdivide instead)
+
+
+@njit(cache=True)
+def extrapolation_order(hist, nd, order):
+    """The order p <= ``order`` of the first guess's extrapolation from the past
+    configurations ``hist`` (n, nQ) (oldest first; the last ``order + 1`` rows equally spaced
+    in time, the last one q1), judged on the ``nd`` dynamic configs.
+
+    The extrapolation of order p is the series q1 + sum over k = 1..p of the backward
+    differences nabla^k q1 = sum_j (-1)^j C(k, j) q_(1-j).  On a smooth motion its terms
+    shrink like (|qdot| dt)^k and the next order gains as much; where they stop shrinking
+    (a jump of the inputs or of a constraint, or differences down at rounding) a higher
+    order only amplifies that.  So the series stops before the first term from k = 3 on
+    whose max-norm exceeds the one before it (orders 1 and 2 are always used: from rest the
+    first difference may be smaller than the second)."""
+    n = hist.shape[0]
+    previous = np.inf
+    for k in range(1, order + 1):
+        size = 0.0
+        for i in range(nd):
+            acc = 0.0
+            binom = 1.0
+            for j in range(k + 1):
+                # weight (-1)^j C(k, j) on the j-th most recent configuration
+                w = binom if j % 2 == 0 else -binom
+                acc += w * hist[n - 1 - j, i]
+                binom = binom * (k - j) / (j + 1)
+            size = max(size, abs(acc))
+        if k >= 3 and size > previous:
+            return k - 1
+        previous = size
+    return order

@@ -31,7 +31,7 @@ from .acceptance import NANCHOR, NCHECK
 # iterations; the residual became non-finite; singular Newton matrix; non-finite inputs; a
 # root was found but failed the acceptance rule
 OK, NOT_CONVERGED, NOT_FINITE, SINGULAR, BAD_INPUT, REJECTED = 0, 1, 2, 3, 4, 5
-HISTORY = 5          # stored past configurations for the order-4 predictor
+HISTORY = 6          # stored past configurations for the order-5 predictor
 HEADER = 18          # header length of I
 
 # Header fields of I (indices into I): the sizes, then per-step inputs and results, then the

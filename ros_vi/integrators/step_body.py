@@ -25,7 +25,8 @@ from ..mechanics.kernel import (composite_inertias_into, first_order_into,
                                 residual_terms_into, second_order_into)
 from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
 from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKOFF, MAX_BACKTRACKS, REUSE_DT,
-                     ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED)
+                     ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED,
+                     extrapolation_order)
 from ..mechanics.free import chart_first_slot_change, chart_jacobian_change
 from .packed import (BAD_INPUT, CHART_CACHE, DT, FACTOR_DT, FACTORS, HISTORY, I_END, I_FREE,
                      ITERS, MAXIT, MINIT, NFREE, NHIST, NOT_CONVERGED, NOT_FINITE, OK,
@@ -142,6 +143,8 @@ def newton_step(I, W, o, model, ks, st, gv, con):
     for i in range(nd):
         q2[i] = q1[i]
     order = min(nhist - 1, HISTORY - 1)
+    if order >= 3:
+        order = extrapolation_order(hist, nd, order)
     if order >= 2:
         for i in range(nd):
             acc = 0.0
