@@ -39,7 +39,9 @@ the root body (MjSpec), Euler and RK4.  Per engine: µs per step (the torques co
 Python each step for both) and the largest relative change over the run of the total linear
 and angular momentum (ros_vi: the momentum map of (q2, p2) after ``recenter()``, the
 quantity its discrete Noether theorem conserves; MuJoCo: ``mj_subtreeVel`` of the root at
-its state), and the part of ros_vi's step spent re-centring the free joint's chart.
+its state), and the part of ros_vi's step spent re-centring the free joint's chart.  The
+engines run interleaved (a block of steps of each in turn), so that a slower or faster phase
+of the machine reaches all of them alike.
 
     python benchmarks/bench_vs_mujoco.py [--seconds 10] [--robots arm7 humanoid44 ...]
         [--sweep 2 4 8 16 32 64] [--sweep-steps 500] [--floor-calls 3000] [--no-sweep]
@@ -102,8 +104,9 @@ Legend
   or the loop gap [m] of the four-bar.
 - Floating robots: DOF = 6 (the free base) + joints.  max rel. dP, dL: max over the run of
   |P(t) - P(0)| / |P(0)| and |L(t) - L(0)| / |L(0)| (L about the world origin), sampled
-  every block; max joint speed [rad/s]: the fastest joint sampled (the light distal links
-  whip: no damping, no limits).  |dP0|, |dL0|: the engines' initial momenta (same state).
+  every block; max joint speed [rad/s]: the fastest joint sampled.  The engines run
+  interleaved, a block of each in turn.  |dP0|, |dL0|: the engines' initial momenta (same
+  state).
 - Python floor: mvi.step minus the compiled kernel step_packed(I, F, W) (with constraints
   step_constrained_packed(I, F, W, CI, CF, CW)) called directly on
   the same packed arrays (an identical second integrator), both doing the same Newton work.
@@ -673,11 +676,13 @@ def sweep(sizes, steps):
 # with the twist (FLOAT_V0 [m/s] in the world, FLOAT_W0 [rad/s] in base axes), the joints
 # at a random configuration at rest, and every joint is driven by its own sinusoid
 # tau_j(t) = A_j sin(w_j t + phi_j) (w_j / 2 pi in 0.5..2 Hz), held over each step at its
-# start time, with A_j = M_jj(q0) w_j^2 FLOAT_SWING: alone on a joint of inertia M_jj it
-# would swing by FLOAT_SWING [rad] (and drift at up to FLOAT_SWING w_j rad/s), so heavy and
-# light joints move alike -- a gentle motion, not the whipping of light links that equal
-# fractions of the effort limits give.  The joint torques are internal: the total linear
-# and angular momentum must stay what the initial twist gave.
+# start time, with A_j = m_j w_j^2 FLOAT_SWING, m_j = 1 / (M(q0)^-1)_jj the joint's effective
+# inertia (the torque turns both sides of the joint: on a floating robot a light limb's
+# M_jj(q0) overstates it up to 30-fold): alone it would swing by FLOAT_SWING [rad] (and drift
+# at up to FLOAT_SWING w_j rad/s), so heavy and light joints move alike -- a gentle motion,
+# not the whipping of light links that equal fractions of the effort limits (or amplitudes
+# scaled by M_jj) give.  The joint torques are internal: the total linear and angular
+# momentum must stay what the initial twist gave.
 FLOAT_SWING = 0.02
 FLOAT_POSE = ((0.1, -0.2, 1.0), (0.3, -0.2, 0.5))   # base xyz [m], URDF rpy [rad]
 FLOAT_V0 = (0.3, -0.1, 0.2)
@@ -704,7 +709,8 @@ class FloatingCase:
         q = np.array(system.q, float)
         q[index] = self.q0
         system.q = q
-        inertia = np.diag(system.mass_matrix())[index]       # M_jj(q0) [kg m^2]
+        # effective inertia 1 / (M^-1)_jj [kg m^2] of each joint at q0
+        inertia = 1.0 / np.diag(np.linalg.inv(system.mass_matrix()))[index]
         self.amplitude = inertia * self.omega ** 2 * FLOAT_SWING
 
     def torques(self, t):
@@ -839,34 +845,43 @@ class FloatingMuJoCo:
         return P.copy(), L.copy(), d.qvel[self.vadr].copy()
 
 
-def floating_run(engine, seconds, block):
-    """``seconds`` of the floating case: median µs per step over blocks of ``block`` steps
+def floating_runs(engines, seconds, block):
+    """``seconds`` of the floating case on each engine, interleaved block by block (a block
+    of ``block`` steps of each engine in turn, so that a slower or faster phase of the
+    machine reaches every engine alike): per engine the median µs per step over its blocks
     (each step includes computing the joint torques), the largest relative change of P, L
     (|X(t) - X(0)| / |X(0)|, sampled after every block), the fastest joint speed sampled
-    [rad/s], and the start values P0, L0."""
-    engine.reset()
-    engine.run_block(min(block, 20))             # warm-up (compiled kernels, caches)
-    engine.reset()
-    P0, L0, _ = engine.momentum()
-    out = dict(P0=P0, L0=L0, dP=0.0, dL=0.0, speed=0.0, diverged=None, iterations=np.nan)
-    times = []
+    [rad/s], and the start values P0, L0.  Returns one dict per engine."""
+    outs = []
+    for engine in engines:
+        engine.reset()
+        engine.run_block(min(block, 20))         # warm-up (compiled kernels, caches)
+        engine.reset()
+        P0, L0, _ = engine.momentum()
+        outs.append(dict(P0=P0, L0=L0, dP=0.0, dL=0.0, speed=0.0, diverged=None,
+                         iterations=np.nan, times=[]))
     clock = time.perf_counter
     for _ in range(max(1, int(round(seconds / DT)) // block)):
-        t0 = clock()
-        try:
-            engine.run_block(block)
-        except Diverged:
-            out['diverged'] = engine.k * DT
-            break
-        times.append(clock() - t0)
-        P, L, speeds = engine.momentum()
-        out['dP'] = max(out['dP'], float(np.linalg.norm(P - P0) / np.linalg.norm(P0)))
-        out['dL'] = max(out['dL'], float(np.linalg.norm(L - L0) / np.linalg.norm(L0)))
-        out['speed'] = max(out['speed'], float(np.abs(speeds).max()))
-    out['us'] = _median_us(times, block)
-    if isinstance(engine, FloatingRosVI):
-        out['iterations'] = engine.iterations / max(1, engine.k)
-    return out
+        for engine, out in zip(engines, outs):
+            if out['diverged'] is not None:
+                continue
+            t0 = clock()
+            try:
+                engine.run_block(block)
+            except Diverged:
+                out['diverged'] = engine.k * DT
+                continue
+            out['times'].append(clock() - t0)
+            P, L, speeds = engine.momentum()
+            P0, L0 = out['P0'], out['L0']
+            out['dP'] = max(out['dP'], float(np.linalg.norm(P - P0) / np.linalg.norm(P0)))
+            out['dL'] = max(out['dL'], float(np.linalg.norm(L - L0) / np.linalg.norm(L0)))
+            out['speed'] = max(out['speed'], float(np.abs(speeds).max()))
+    for engine, out in zip(engines, outs):
+        out['us'] = _median_us(out.pop('times'), block)
+        if isinstance(engine, FloatingRosVI):
+            out['iterations'] = engine.iterations / max(1, engine.k)
+    return outs
 
 
 def recenter_share(case, steps=3000, block=100):
@@ -935,11 +950,13 @@ def floating_table(names, seconds, block):
             engines.append(FloatingMuJoCo(case, integ) if mujoco is not None else None)
         ros_us = start = None
         agreement = []
+        present = [eng for eng in engines if eng is not None]
+        results = dict(zip(map(id, present), floating_runs(present, seconds, block)))
         for eng in engines:
             if eng is None:
                 print('| %s | | MuJoCo | not installed | | | | | | | |' % name)
                 continue
-            r = floating_run(eng, seconds, block)
+            r = results[id(eng)]
             print('  %s / %s: %.1f us/step, dP %.1e, dL %.1e' % (name, eng.label, r['us'],
                                                                r['dP'], r['dL']),
                   file=sys.stderr, flush=True)
