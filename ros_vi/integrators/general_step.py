@@ -28,8 +28,8 @@ from numba import njit
 from ..mechanics import dynamics
 from ..mechanics.free import centre_partials, centre_partials_derivatives
 from .acceptance import A_TIME, check_root, new_anchor
-from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKOFF, MAX_BACKTRACKS, REUSE_DT,
-                     ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED,
+from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, LIMIT_SLACK, MAX_BACKOFF, MAX_BACKTRACKS,
+                     REUSE_DT, ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED,
                      extrapolation_order)
 
 _DGESV, _DGETRF, _DGETRS = scipy.linalg.get_lapack_funcs(('gesv', 'getrf', 'getrs'),
@@ -215,6 +215,14 @@ class GeneralStep:
         self.factors = None
         self.reuse_wait = self.reuse_backoff = 0     # the back-off of that reuse
         self.full_updates = 0          # Newton matrices the last solve formed
+        # joint limits (MidpointVI's ``limits``): dynamic config indices (nl,) and their
+        # bounds [rad or m]; ``fixed`` maps a config held at a bound during a solve to that
+        # bound, ``held`` the raw DEL residual of its row (minus the limit's impulse)
+        self.limit_index = np.zeros(0, dtype=int)
+        self.limit_lower = self.limit_upper = np.zeros(0)
+        self.fixed = {}
+        self.held = np.zeros(0)
+        self.limit_impulse = None      # the limits' impulse of the last root (nd,)
 
     def forget_factors(self):
         """A restart (MidpointVI's history forgotten) drops the Newton factors and their
@@ -318,7 +326,24 @@ class GeneralStep:
             self.impulse = impulse - constraint_impulse
             return np.concatenate([r - constraint_impulse, h2])
         self.impulse = impulse
+        if self.fixed:
+            # a config held at its limit: its row is the limit's (unknown) impulse, not an
+            # equation; the Newton update leaves it where it is
+            rows = list(self.fixed)
+            self.held = r[rows].copy()
+            r[rows] = 0.0
         return r
+
+    def _hold_fixed(self, A):
+        """The Newton matrix ``A`` with the rows and columns of the configs held at their
+        limits replaced by the identity's (their update is then 0; the tree and the
+        factorisation are unchanged)."""
+        if self.fixed:
+            rows = list(self.fixed)
+            A[rows, :] = 0.0
+            A[:, rows] = 0.0
+            A[rows, rows] = 1.0
+        return A
 
     def newton_update(self, r):
         """The Newton update (nd + nc,) of (q2_d, lambda1) for the residual ``r`` that
@@ -331,7 +356,7 @@ class GeneralStep:
         if nc:
             A[:nd, nd:] = -self.Dh1[:, :nd].T
             A[nd:, :nd] = self.Dh2[:, :nd]
-        return _solve_newton(A, r)
+        return _solve_newton(self._hold_fixed(A), r)
 
     def linearised_step(self, delta, lam):
         """(increment (dynamic part), max-norm of the update) of the Newton iterate from
@@ -353,7 +378,63 @@ class GeneralStep:
         (the guess if there was none), the max-norm of that first update).  Raises
         :class:`RootNotFound`, or ``LinAlgError`` for a singular Newton matrix.  At least
         ``min_iterations`` Newton updates are made unless the residual is at its rounding
-        floor."""
+        floor.
+
+        With joint limits (:attr:`limit_index`) the root also keeps every limited config
+        within its bounds, each held at a bound by an impulse that pushes away from it and
+        free where none is needed (the complementarity conditions of a unilateral
+        constraint; docs/integrator.md): an active set of configs held at a bound, taken
+        over from the step's start (the configs that start on a bound) and changed until
+        the root is consistent, each solve a Newton solve with those configs fixed."""
+        if not self.limit_index.shape[0]:
+            self.limit_impulse = None
+            return self._solve_fixed(q2, lam, max_iterations, tolerance, min_iterations)
+        nd = self.system.nQd
+        index, lower, upper = self.limit_index, self.limit_lower, self.limit_upper
+        q1 = self.q1
+        # configs that start on a bound stay there unless their impulse says otherwise
+        self.fixed = {int(i): float(q1[i]) for i, lo, up in zip(index, lower, upper)
+                      if q1[i] == lo or q1[i] == up}
+        iterations = 0
+        for _ in range(2 * index.shape[0] + 2):
+            guess = q2.copy()
+            for i, bound in self.fixed.items():
+                guess[i] = bound
+            delta, p2, lam2, its, linearised = self._solve_fixed(
+                guess, lam, max_iterations, tolerance, min_iterations)
+            iterations += its
+            # the limit impulse holding each fixed config: minus its row of the residual
+            gamma = np.zeros(nd)
+            for k, i in enumerate(self.fixed):
+                gamma[i] = -self.held[k]
+            q = q1 + delta
+            changed = False
+            for i, lo, up in zip(index, lower, upper):
+                i = int(i)
+                if i in self.fixed:
+                    # an impulse towards the bound is not a contact: release the config
+                    pull = gamma[i] if self.fixed[i] == lo else -gamma[i]
+                    if pull < -tolerance:
+                        del self.fixed[i]
+                        changed = True
+                elif q[i] < lo - LIMIT_SLACK * max(1.0, abs(lo)):
+                    self.fixed[i] = lo
+                    changed = True
+                elif q[i] > up + LIMIT_SLACK * max(1.0, abs(up)):
+                    self.fixed[i] = up
+                    changed = True
+            if not changed:
+                # p2 = D2Ld on every config: the limits' impulse is part of the step's
+                self.impulse = self.impulse + gamma
+                self.limit_impulse = gamma
+                self.fixed = {}
+                return delta, p2 + gamma, lam2, iterations, linearised
+        self.fixed = {}
+        raise RootNotFound('joint limits: no consistent set of configs at their bounds '
+                           'after %d solves' % (2 * index.shape[0] + 2), iterations)
+
+    def _solve_fixed(self, q2, lam, max_iterations, tolerance, min_iterations):
+        """:meth:`solve` with the configs of :attr:`fixed` held where ``q2`` puts them."""
         s = self.system
         nd, nc = s.nQd, s.nc
         tols = np.array([c.tolerance for c in s.constraints])
@@ -361,8 +442,10 @@ class GeneralStep:
         dt = self.t2 - self.t1
         # the factors of the last full Newton matrix (this step's, or an earlier step's of
         # the same length: the first update is then a chord update); chord updates as on
-        # the compiled path: without constraints or mimic joints
-        chords = nc == 0 and s.model.mimic_leader.shape[0] == 0
+        # the compiled path: without constraints, mimic joints or joint limits (whose held
+        # configs change the matrix)
+        chords = (nc == 0 and s.model.mimic_leader.shape[0] == 0
+                  and not self.limit_index.shape[0])
         factors = self.factors if (chords and self.factors is not None and abs(
             self.factors[2] - dt) <= REUSE_DT * dt) else None
         if factors is not None and self.reuse_wait > 0:
@@ -425,7 +508,7 @@ class GeneralStep:
             if chord:
                 step = _solve_factored(factors, r)
             elif chords:
-                A = newton_jacobian(s, dt, self.delta)
+                A = self._hold_fixed(newton_jacobian(s, dt, self.delta))
                 factors = _factor_newton(A)
                 self.factors = (factors[0], factors[1], dt)
                 self.full_updates += 1

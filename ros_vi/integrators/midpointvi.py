@@ -68,6 +68,7 @@ from ..mechanics.free import express_jacobian, xyz_rotation
 from . import derivatives, general_step, packed
 from .acceptance import A_DT, NCHECK, check_summary, rejection_reason
 from .fast_step import FastStepper, recenter_packed
+from .newton import LIMIT_SLACK
 
 
 class ConvergenceError(Exception):
@@ -153,6 +154,15 @@ class MidpointVI:
         the tolerance band and the momentum with it -- at the cost of one Newton update
         there; a moving system takes one anyway.  The simulator uses 1.
 
+    limits : dict or None
+        Joint limits as unilateral constraints of the step: ``{config (name or Config):
+        (lower, upper)}`` [rad or m] on dynamic configs (``-inf``/``inf`` for a side
+        without one).  Each step's root keeps every limited config within its bounds, held
+        at a bound by an impulse that pushes away from it (a config that would cross it
+        stops there: inelastic) and free where none is needed; ``limit_impulse`` is that
+        impulse (nQd,) [N m s or N s].  The general path takes the step (the compiled one
+        has no limits yet).
+
     State: ``t1, q1 (nQ,), p1 (nQd,)`` (previous) and ``t2, q2, p2`` (current), ``u1 (nu,)``,
     ``lambda1 (nc,)``; ``v2`` the kinematic velocity (q2_k - q1_k)/(t2 - t1).
 
@@ -164,8 +174,9 @@ class MidpointVI:
     """
 
     def __init__(self, system, tolerance=1e-10, num_threads=None, fast=True,
-                 max_subdivisions=8, min_iterations=0):
+                 max_subdivisions=8, min_iterations=0, limits=None):
         self._system = system
+        self._limits = dict(limits) if limits else {}
         self.tolerance = float(tolerance)
         if int(min_iterations) != min_iterations or min_iterations < 0:
             raise ValueError('min_iterations must be an integer >= 0, got %r'
@@ -179,6 +190,42 @@ class MidpointVI:
         system.add_structure_changed_func(self._structure_updated)
         self._structure_updated()
 
+    def _set_limits(self):
+        """The ``limits`` keyword as the general step's index and bound arrays."""
+        s, g = self._system, self._general
+        index, lower, upper = [], [], []
+        for key, bounds in self._limits.items():
+            config = s.get_config(key)
+            if config.kinematic:
+                raise ValueError('limits: config %r is kinematic (its motion is given)'
+                                 % config.name)
+            lo, up = (float(b) for b in bounds)
+            if np.isnan(lo) or np.isnan(up) or not lo <= up:
+                raise ValueError('limits: config %r needs lower <= upper, got (%r, %r)'
+                                 % (config.name, lo, up))
+            index.append(config.index)
+            lower.append(lo)
+            upper.append(up)
+        g.limit_index = np.array(index, dtype=int)
+        g.limit_lower, g.limit_upper = np.array(lower), np.array(upper)
+
+    def _check_limits(self, q, what):
+        """ValueError naming the config when ``q`` (nQ,) puts one outside its limits."""
+        g = self._general
+        for i, lo, up in zip(g.limit_index, g.limit_lower, g.limit_upper):
+            if not lo - LIMIT_SLACK * max(1.0, abs(lo)) <= q[i] <= up + LIMIT_SLACK * max(
+                    1.0, abs(up)):
+                raise ValueError('%s puts config %r at %r, outside its limits [%r, %r]'
+                                 % (what, self._system.configs[i].name, float(q[i]), lo, up))
+
+    @property
+    def limit_impulse(self):
+        """The joint limits' impulse (nQd,) [N m s or N s] in the last step (0 without
+        ``limits``, or when none held a config)."""
+        g = self._general
+        return (np.zeros(self.nd) if g.limit_impulse is None or self._t2 <= self._t1
+                else g.limit_impulse.copy())
+
     def __repr__(self):
         return '<MidpointVI t1=%f t2=%f nd=%d nk=%d nc=%d nu=%d>' % (
             self.t1, self.t2, self.nd, self.nk, self.nc, self.nu)
@@ -187,7 +234,8 @@ class MidpointVI:
         s = self._system
         self._model, self._data = s.model, s.data
         self._t1 = self._t2 = 0.0
-        self._fast = FastStepper.for_system(s) if self._use_fast else None
+        self._fast = (FastStepper.for_system(s) if self._use_fast and not self._limits
+                      else None)
         if self._fast is not None:
             self._fast.min_iterations = self._min_iterations
             # the state lives in the compiled stepper's buffer: a step copies nothing, and
@@ -203,6 +251,7 @@ class MidpointVI:
             self._lambda1 = np.zeros(s.nc)
             self._impulse = np.zeros(s.nQd)
         self._general = general_step.GeneralStep(s)
+        self._set_limits()
         self._charts = s.free_charts
         self._chart_in = None
         self._chart_views = (self._fast.chart_views()
@@ -371,6 +420,7 @@ class MidpointVI:
         q1 = _vector(q1, self.nq, 'q1')
         p1 = _vector(p1, self.nd, 'p1')
         lam = np.zeros(self.nc) if lambda1 is None else _vector(lambda1, self.nc, 'lambda1')
+        self._check_limits(q1, 'q1')
         self._t1 = self._t2 = float(t1)
         self._q1[:], self._q2[:] = q1, q1
         self._p1[:], self._p2[:] = p1, p1
@@ -383,6 +433,8 @@ class MidpointVI:
         """Start from two configurations: p1 = D2 Ld(q0, q1) (no force term)."""
         q0 = _vector(q0, self.nq, 'q0')
         q1 = _vector(q1, self.nq, 'q1')
+        self._check_limits(q0, 'q0')
+        self._check_limits(q1, 'q1')
         t0, t1 = float(t0), float(t1)
         if not t1 > t0:
             raise ValueError('initialize_from_configs needs t1 > t0 (got %g, %g)' % (t0, t1))

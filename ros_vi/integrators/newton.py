@@ -48,6 +48,7 @@ MAX_BACKTRACKS = 40      # per Newton iteration (alpha >= 0.1**40 is never neede
 CHORD_MARGIN = 0.1   # chord update when it is predicted to land this far inside tolerance
 REUSE_DT = 1e-9      # relative difference of step lengths within which factors are reused
 MAX_BACKOFF = 32     # at most this many steps without that reuse after it did not pay off
+LIMIT_SLACK = 1e-12   # a config this far (relative) beyond a joint limit is held at it
 STAGNATION = 10          # every this many iterations the merit must have fallen below
 STAGNATION_FACTOR = 0.25  # this fraction of its value that many iterations before, or the
                           # attempt stops (a local minimum of the merit: subdivide instead)

@@ -1,0 +1,112 @@
+"""Joint limits as unilateral constraints of the VI step (MidpointVI's ``limits``): a config
+never passes its bound, stops there (inelastic), rests on it with the impulse statics
+predict, and leaves it when nothing pushes it there."""
+import os
+
+import numpy as np
+import pytest
+
+import ros_vi as trep
+from ros_vi import rx, tz
+from ros_vi.urdf import import_urdf_file
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+G = 9.81
+DT = 1e-3
+
+
+def pendulum():
+    """A point mass of 1 kg on a massless 1 m rod about x (theta = 0 hanging down):
+    V = -m g l cos(theta)."""
+    s = trep.System()
+    s.import_frames([rx('theta', mass=0.0), [tz(-1.0, mass=1.0)]])
+    trep.potentials.Gravity(s, (0.0, 0.0, -G))
+    return s
+
+
+def run(mvi, steps, nu=0):
+    """q2 and the midpoint energy after each of ``steps`` steps of DT."""
+    s, t0 = mvi.system, mvi.t2
+    qs, energies, impulses = [], [], []
+    for k in range(1, steps + 1):
+        mvi.step(t0 + k * DT, np.zeros(nu))
+        mvi.set_midpoint()
+        qs.append(mvi.q2.copy())
+        energies.append(s.total_energy())
+        impulses.append(mvi.limit_impulse)
+    return np.array(qs), np.array(energies), np.array(impulses)
+
+
+def test_a_falling_pendulum_stops_at_its_limit_and_leaves_it_again():
+    lower = -0.5
+    mvi = trep.MidpointVI(pendulum(), limits={'theta': (lower, 2.0)})
+    mvi.initialize_from_state(0.0, [1.0], [0.0])
+    q, E, gamma = run(mvi, 1500)
+    q = q[:, 0]
+    assert q.min() >= lower                        # never past the bound, not by rounding
+    hit = int(np.argmax(q == lower))
+    assert hit > 0 and q[hit] == lower
+    # before the impact the VI keeps the energy (its midpoint energy within O(dt^2))
+    assert np.ptp(E[:hit - 1]) <= 1e-5
+    # the impact (two steps: the one that reaches the bound and the one that stays on it)
+    # removes the kinetic energy of the fall, g (cos(lower) - cos(1)) in closed form, and
+    # the momentum sqrt(2 T) by impulses away from the bound (+)
+    T_impact = G * (np.cos(lower) - np.cos(1.0))
+    assert abs((E[hit - 2] - E[hit + 1]) - T_impact) <= 1e-4 * T_impact
+    assert abs(E[hit + 1] - (-G * np.cos(lower))) <= 1e-12   # at rest on the bound
+    assert np.all(np.diff(E[hit - 5:hit + 5]) <= 1e-8)       # never rising through it
+    assert gamma[hit, 0] > 0.0 and gamma[hit + 1, 0] > 0.0
+    assert abs(gamma[hit:hit + 2, 0].sum() - np.sqrt(2.0 * T_impact)) <= 2e-3 * np.sqrt(
+        2.0 * T_impact)
+    # gravity pulls it back towards 0: it leaves the bound (no impulse pulls it there)
+    assert q[hit + 50:].max() > lower + 0.1
+    assert np.all(gamma[:, 0] >= 0.0)
+
+
+def test_a_pendulum_rests_on_its_limit_with_the_impulse_of_statics():
+    """Held at an upper bound b < 0 that gravity pulls it against: q stays exactly b and
+    the limit's impulse is dt m g l sin(b) (from the second step on: the first step's start
+    momentum p1 = 0 carries only half a step of the potential's impulse)."""
+    b = -0.3
+    mvi = trep.MidpointVI(pendulum(), limits={'theta': (-np.pi, b)})
+    mvi.initialize_from_state(0.0, [b], [0.0])
+    q, E, gamma = run(mvi, 500)
+    assert np.all(q[:, 0] == b)
+    expected = DT * G * np.sin(b)
+    assert abs(gamma[0, 0] - 0.5 * expected) <= 1e-12 * abs(expected)
+    assert np.abs(gamma[1:, 0] - expected).max() <= 1e-12 * abs(expected)
+
+
+def test_an_arm_falling_under_gravity_stays_within_its_urdf_limits():
+    """The shipped 7-DOF arm, released from a pose that makes it fall through several of its
+    joint limits: without limits it passes them by more than a radian; with them no joint
+    passes its bound at any step, and the arm lies on some of them."""
+    s = import_urdf_file(ROOT + '/urdf/arm7.urdf')
+    lower, upper = s.urdf.position_limits
+    limits = dict(zip(s.urdf.config_names, zip(lower, upper)))
+    q0 = np.array([0.3, 1.2, -0.4, -1.5, 0.8, 1.0, 0.2])
+    excess = {}
+    for key, lim in (('free', None), ('limited', limits)):
+        mvi = trep.MidpointVI(s, limits=lim)
+        mvi.initialize_from_state(0.0, q0, np.zeros(s.nQd))
+        q, E, gamma = run(mvi, 1000, s.nu)
+        excess[key] = max(np.max(lower - q), np.max(q - upper))
+        if lim is not None:
+            held = np.count_nonzero(gamma, axis=1)
+            assert held.max() >= 1
+            # the energy only falls at the impacts (no torques, no damping)
+            assert E[-1] <= E[0] + 1e-6
+    assert excess['free'] > 1.0
+    assert excess['limited'] <= 0.0
+
+
+def test_bad_limits_are_refused_with_the_config_named():
+    s = pendulum()
+    with pytest.raises(ValueError, match="'theta' needs lower <= upper"):
+        trep.MidpointVI(s, limits={'theta': (1.0, -1.0)})
+    with pytest.raises(Exception, match='nope'):
+        trep.MidpointVI(s, limits={'nope': (-1.0, 1.0)})
+    mvi = trep.MidpointVI(s, limits={'theta': (-0.5, 0.5)})
+    with pytest.raises(ValueError, match="q1 puts config 'theta' at 0.7, outside its limits"):
+        mvi.initialize_from_state(0.0, [0.7], [0.0])
