@@ -25,7 +25,10 @@ from ros_vi.urdf import import_urdf_file
 RTOL = 1e-10
 
 
-@njit(cache=True)
+# Not cached on disk (no cache=True): numba would judge a cached copy fresh by this file's
+# time alone, while it inlines ros_vi's packed layout and laws, which change under it (ros_vi's
+# own kernels are stamped with the whole core: ros_vi.kernel_cache).
+@njit
 def _law_at(I, F, W, law_ints, row, balancing, q, v, u):
     """control_law at (q (n,), v (n,)) with the packed model (I, F) as its model: u (m,)
     written, returns the LQR cost-to-go (nan without an LQR)."""
@@ -42,7 +45,7 @@ def _law_at(I, F, W, law_ints, row, balancing, q, v, u):
                             np.empty(2 * nd), dyn)
 
 
-@njit(cache=True)
+@njit
 def _collocated_at(I, F, W, q, v, c):
     """collocated_terms at (q, v) for config c: (f0_c, (M^-1)_cc)."""
     o = packed.layout(I)
