@@ -110,3 +110,48 @@ def test_bad_limits_are_refused_with_the_config_named():
     mvi = trep.MidpointVI(s, limits={'theta': (-0.5, 0.5)})
     with pytest.raises(ValueError, match="q1 puts config 'theta' at 0.7, outside its limits"):
         mvi.initialize_from_state(0.0, [0.7], [0.0])
+
+
+def test_derivatives_of_a_step_that_holds_a_config_match_finite_differences():
+    """A double pendulum whose first joint rests on its upper limit while the second swings:
+    the step's first derivatives (implicit function theorem with the held config fixed)
+    against central differences of steps from perturbed starts that keep it held."""
+    s = trep.System()
+    s.import_frames([rx('a', mass=0.0), [tz(-1.0, mass=1.0), [
+        rx('b', mass=0.0), [tz(-0.7, mass=0.4)]]]])
+    trep.potentials.Gravity(s, (0.0, 0.0, -G))
+    limits = {'a': (-np.pi, -0.3)}
+    mvi = trep.MidpointVI(s, limits=limits)
+    mvi.initialize_from_state(0.0, [-0.3, 0.8], [0.0, 0.0])
+    run(mvi, 20)
+    a = s.get_config('a').index
+    assert mvi.held_configs.tolist() == [a] and mvi.q2[a] == -0.3
+    t1, t2, q1, p1 = mvi.t1, mvi.t2, mvi.q1.copy(), mvi.p1.copy()
+    exact = {'q2_dq1': mvi.q2_dq1(), 'q2_dp1': mvi.q2_dp1(), 'p2_dq1': mvi.p2_dq1(),
+             'p2_dp1': mvi.p2_dp1()}
+    assert np.all(exact['q2_dq1'][a] == 0.0) and np.all(exact['q2_dp1'][a] == 0.0)
+
+    def step_from(q, p):
+        other = trep.MidpointVI(s, limits=limits)
+        other.initialize_from_state(t1, q, p)
+        other.step(t2)
+        assert other.held_configs.tolist() == [a]        # the same contact mode
+        return other.q2.copy(), other.p2.copy()
+
+    h = 1e-6
+    b = s.get_config('b').index
+    # q1 of the free config, p1 of both (q1 of the held one would leave the bound)
+    for what, j in (('q1', b), ('p1', a), ('p1', b)):
+        e = np.zeros(2)
+        e[j] = h
+        if what == 'q1':
+            (qp, pp), (qm, pm) = step_from(q1 + e, p1), step_from(q1 - e, p1)
+        else:
+            (qp, pp), (qm, pm) = step_from(q1, p1 + e), step_from(q1, p1 - e)
+        for name, plus, minus in (('q2', qp, qm), ('p2', pp, pm)):
+            fd = (plus - minus) / (2 * h)
+            analytic = exact['%s_d%s' % (name, what)][:, j]
+            assert np.abs(fd - analytic).max() <= 1e-6 * max(1.0, np.abs(analytic).max()), (
+                name, what, j, fd, analytic)
+    with pytest.raises(NotImplementedError, match="held configs \\['a'\\]"):
+        mvi.q2_dq1dq1()

@@ -138,12 +138,18 @@ def packed_first(Zq, Zp, system):
     return d
 
 
-def first_derivatives(system, t1, t2, q1, q2, u1, lambda1):
+def first_derivatives(system, t1, t2, q1, q2, u1, lambda1, held=()):
     """First derivatives of the solved step (t1, q1) -> (t2, q2) [s, (nQ,)] with input u1
     (nu,) and multipliers lambda1 (nc,) (module docstring), by NumPy for any System; the
     dict also keeps the step's bordered DEL Jacobian ``'_A'`` (nd + nc, nd + nc) and
     ``'_P2'`` = d(D2 Ld)/dq2 for :func:`second_derivatives`.  Leaves the System at the
-    step's midpoint."""
+    step's midpoint.
+
+    ``held``: configs the step held at a joint limit (MidpointVI's ``limits``).  Their q2 is
+    the bound whatever the inputs, and their DEL row gives the limit's impulse instead of
+    an equation; so for the same held set (where the contact mode does not change) their
+    rows of dq2/dx are 0 and the other rows solve the DEL without them.  p2 = D2Ld(q1, q2)
+    holds either way."""
     s = system
     nd, nk, nc, nu, nq = s.nQd, s.nQk, s.nc, s.nu, s.nQ
     Dh1 = constraint_jacobian_at(s, q1) if nc else np.zeros((0, nq))
@@ -163,7 +169,13 @@ def first_derivatives(system, t1, t2, q1, q2, u1, lambda1):
     rhs[:nd, nq + nd:nq + nd + nu] = Fu
     rhs[:nd, nq + nd + nu:] = J2[:, nd:]
     rhs[nd:, nq + nd + nu:] = Dh2[:, nd:]
+    for i in held:
+        A[i, :] = 0.0
+        A[i, i] = 1.0
+        rhs[i, :] = 0.0
     z = -np.linalg.solve(A, rhs) if nd + nc else rhs
+    for i in held:
+        z[i] = 0.0             # exactly (the solve leaves rounding there)
     z_q1, z_p1 = z[:, :nq], z[:, nq:nq + nd]
     z_u1, z_k2 = z[:, nq + nd:nq + nd + nu], z[:, nq + nd + nu:]
     d = {'q2_dq1': z_q1[:nd], 'q2_dp1': z_p1[:nd], 'q2_du1': z_u1[:nd],

@@ -223,6 +223,7 @@ class GeneralStep:
         self.fixed = {}
         self.held = np.zeros(0)
         self.limit_impulse = None      # the limits' impulse of the last root (nd,)
+        self.last_held = np.zeros(0, dtype=int)   # configs its solve held at a bound
 
     def forget_factors(self):
         """A restart (MidpointVI's history forgotten) drops the Newton factors and their
@@ -388,6 +389,7 @@ class GeneralStep:
         the root is consistent, each solve a Newton solve with those configs fixed."""
         if not self.limit_index.shape[0]:
             self.limit_impulse = None
+            self.last_held = np.zeros(0, dtype=int)
             return self._solve_fixed(q2, lam, max_iterations, tolerance, min_iterations)
         nd = self.system.nQd
         index, lower, upper = self.limit_index, self.limit_lower, self.limit_upper
@@ -427,6 +429,7 @@ class GeneralStep:
                 # p2 = D2Ld on every config: the limits' impulse is part of the step's
                 self.impulse = self.impulse + gamma
                 self.limit_impulse = gamma
+                self.last_held = np.array(sorted(self.fixed), dtype=int)
                 self.fixed = {}
                 return delta, p2 + gamma, lam2, iterations, linearised
         self.fixed = {}

@@ -222,9 +222,13 @@ class MidpointVI:
     def limit_impulse(self):
         """The joint limits' impulse (nQd,) [N m s or N s] in the last step (0 without
         ``limits``, or when none held a config)."""
-        g = self._general
-        return (np.zeros(self.nd) if g.limit_impulse is None or self._t2 <= self._t1
-                else g.limit_impulse.copy())
+        return self._limit_impulse.copy()
+
+    @property
+    def held_configs(self):
+        """Indices (into ``system.configs``) of the configs the last step held at a joint
+        limit."""
+        return self._held.copy()
 
     def __repr__(self):
         return '<MidpointVI t1=%f t2=%f nd=%d nk=%d nc=%d nu=%d>' % (
@@ -252,6 +256,9 @@ class MidpointVI:
             self._impulse = np.zeros(s.nQd)
         self._general = general_step.GeneralStep(s)
         self._set_limits()
+        # the last step's joint-limit impulse (nQd,) and the configs it held at a bound
+        self._limit_impulse = np.zeros(s.nQd)
+        self._held = np.zeros(0, dtype=int)
         self._charts = s.free_charts
         self._chart_in = None
         self._chart_views = (self._fast.chart_views()
@@ -287,11 +294,12 @@ class MidpointVI:
                      else None)
         return (self._t1, self._t2, self._q1.copy(), self._q2.copy(), self._p1.copy(),
                 self._p2.copy(), self._u1.copy(), self._lambda1.copy(), list(self._history),
-                anchor, memory, self._composite, self._impulse.copy(), attitudes)
+                anchor, memory, self._composite, self._impulse.copy(), attitudes,
+                self._limit_impulse.copy(), self._held.copy())
 
     def _restore(self, saved):
         (self._t1, self._t2, q1, q2, p1, p2, u1, lam, history, anchor, memory,
-         composite, impulse, attitudes) = saved
+         composite, impulse, attitudes, self._limit_impulse, self._held) = saved
         if attitudes is not None:
             self._charts.set_attitudes(attitudes)
         self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
@@ -426,6 +434,8 @@ class MidpointVI:
         self._p1[:], self._p2[:] = p1, p1
         self._lambda1[:] = lam
         self._impulse[:] = 0.0
+        self._limit_impulse[:] = 0.0
+        self._held = np.zeros(0, dtype=int)
         self._reset_history([(self._t2, self._q2.copy())])
         self._data.set(q1, np.zeros(self.nq), t=self._t1)
 
@@ -444,6 +454,8 @@ class MidpointVI:
         self._p1[:] = 0.0
         self._p2[:] = self._D2Ld()
         self._impulse[:] = 0.0
+        self._limit_impulse[:] = 0.0
+        self._held = np.zeros(0, dtype=int)
         self._reset_history([(t0, q0.copy()), (t1, q1.copy())])
 
     def recenter(self):
@@ -829,6 +841,8 @@ class MidpointVI:
         q2 = self._q1 + delta
         self._q2[:], self._p2[:], self._lambda1[:] = q2, p2, lam
         self._impulse[:] = g.applied_impulse
+        if g.limit_impulse is not None:
+            self._limit_impulse, self._held = g.limit_impulse.copy(), g.last_held.copy()
         pairs = [(t, q) for t, q in self._history if t < t2][1 - packed.HISTORY:] + [
             (t2, q2.copy())]
         if self._fast is not None:
@@ -872,7 +886,7 @@ class MidpointVI:
         for the second derivatives."""
         self._deriv1 = derivatives.first_derivatives(self._system, self._t1, self._t2,
                                                      self._q1, self._q2, self._u1,
-                                                     self._lambda1)
+                                                     self._lambda1, self._held)
         return self._deriv1
 
     def _calc_deriv2(self):
@@ -892,6 +906,11 @@ class MidpointVI:
         d = self._calc_deriv1()
         if '_A' not in d:
             d = self._calc_deriv1_general()
+        if self._held.shape[0]:
+            raise NotImplementedError(
+                'second derivatives of a step that held configs %s at their joint limits '
+                'are not available yet (first derivatives are)'
+                % [self._system.configs[i].name for i in self._held])
         out = derivatives.second_derivatives(self._system, self._t1, self._t2, self._q1,
                                              self._q2, self._u1, self._lambda1, d)
         self._deriv2 = (d, out)
@@ -967,6 +986,9 @@ class MidpointVI:
         (:func:`derivatives.composite_derivatives`): each substep's are evaluated with the
         integrator put at that substep, then the state is put back.  Returns ``(first,
         second)`` (second None unless ``second``) and caches them as the step's."""
+        if self._limits:
+            raise NotImplementedError('derivatives of a subdivided step with joint limits '
+                                      'are not available yet')
         parts, u1, k_start, k2 = self._composite
         saved = self._save()
         chart_in = self._chart_in
