@@ -8,7 +8,9 @@ import pytest
 
 import ros_vi as trep
 from ros_vi import rx, tz
+from ros_vi.mechanics import dynamics
 from ros_vi.urdf import import_urdf_file
+from test_constrained_step import consistent_momentum, fourbar
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -155,3 +157,22 @@ def test_derivatives_of_a_step_that_holds_a_config_match_finite_differences():
                 name, what, j, fd, analytic)
     with pytest.raises(NotImplementedError, match="held configs \\['a'\\]"):
         mvi.q2_dq1dq1()
+
+
+def test_a_closed_loop_driven_into_a_limit_stops_there_with_the_loop_closed():
+    """A four-bar (three joints, a loop constraint: one degree of freedom) driven by a
+    constant torque into a limit on its first joint: held there, the whole loop locks; no
+    step passes the bound and the loop stays closed to its constraints' tolerance."""
+    s = fourbar()
+    first = s.configs[0]
+    b = first.q + 0.2
+    mvi = trep.MidpointVI(s, limits={first.name: (first.q - 0.2, b)})
+    mvi.initialize_from_state(0.0, s.q, consistent_momentum(s, 0))
+    held = 0
+    for k in range(1, 1001):
+        mvi.step(k * DT, [2.0])
+        assert mvi.q2[first.index] <= b
+        held += first.index in mvi.held_configs.tolist()
+        s.data.set(mvi.q2, np.zeros(s.nQ))
+        assert np.abs(dynamics.constraint_values(s)).max() <= 1e-10
+    assert held > 100 and mvi.q2[first.index] == b

@@ -324,8 +324,8 @@ class GeneralStep:
         self.midpoint_terms = T, Vg, Lq, e.V_dq
         if nc:
             constraint_impulse = self.Dh1[:, :nd].T @ lam
-            self.impulse = impulse - constraint_impulse
-            return np.concatenate([r - constraint_impulse, h2])
+            impulse = impulse - constraint_impulse
+            r = np.concatenate([r - constraint_impulse, h2])
         self.impulse = impulse
         if self.fixed:
             # a config held at its limit: its row is the limit's (unknown) impulse, not an

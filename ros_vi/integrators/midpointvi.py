@@ -216,7 +216,8 @@ class MidpointVI:
             if not lo - LIMIT_SLACK * max(1.0, abs(lo)) <= q[i] <= up + LIMIT_SLACK * max(
                     1.0, abs(up)):
                 raise ValueError('%s puts config %r at %r, outside its limits [%r, %r]'
-                                 % (what, self._system.configs[i].name, float(q[i]), lo, up))
+                                 % (what, self._system.configs[i].name, float(q[i]),
+                                    float(lo), float(up)))
 
     @property
     def limit_impulse(self):
