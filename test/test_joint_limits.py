@@ -155,8 +155,31 @@ def test_derivatives_of_a_step_that_holds_a_config_match_finite_differences():
             analytic = exact['%s_d%s' % (name, what)][:, j]
             assert np.abs(fd - analytic).max() <= 1e-6 * max(1.0, np.abs(analytic).max()), (
                 name, what, j, fd, analytic)
-    with pytest.raises(NotImplementedError, match="held configs \\['a'\\]"):
-        mvi.q2_dq1dq1()
+    # second derivatives: against central differences of the first ones in p1
+    second = {'q2_dp1dp1': mvi.q2_dp1dp1(), 'p2_dp1dp1': mvi.p2_dp1dp1(),
+              'q2_dq1dp1': mvi.q2_dq1dp1(), 'p2_dq1dp1': mvi.p2_dq1dp1()}
+    assert np.all(second['q2_dp1dp1'][:, :, a] == 0.0)
+    assert np.all(second['q2_dq1dp1'][:, :, a] == 0.0)
+
+    def first_from(p):
+        other = trep.MidpointVI(s, limits=limits)
+        other.initialize_from_state(t1, q1, p)
+        other.step(t2)
+        assert other.held_configs.tolist() == [a]
+        return {'q2_dp1': other.q2_dp1(), 'p2_dp1': other.p2_dp1(),
+                'q2_dq1': other.q2_dq1(), 'p2_dq1': other.p2_dq1()}
+
+    h = 1e-5
+    for k in (a, b):
+        e = np.zeros(2)
+        e[k] = h
+        plus, minus = first_from(p1 + e), first_from(p1 - e)
+        for name, first in (('q2_dp1dp1', 'q2_dp1'), ('p2_dp1dp1', 'p2_dp1'),
+                            ('q2_dq1dp1', 'q2_dq1'), ('p2_dq1dp1', 'p2_dq1')):
+            fd = (plus[first] - minus[first]) / (2 * h)       # [output, input j]
+            analytic = second[name][:, k, :].T                   # [output, input j]
+            assert np.abs(fd - analytic).max() <= 1e-6 * max(1.0, np.abs(analytic).max()), (
+                name, k, fd, analytic)
 
 
 def test_a_closed_loop_driven_into_a_limit_stops_there_with_the_loop_closed():
@@ -176,3 +199,42 @@ def test_a_closed_loop_driven_into_a_limit_stops_there_with_the_loop_closed():
         s.data.set(mvi.q2, np.zeros(s.nQ))
         assert np.abs(dynamics.constraint_values(s)).max() <= 1e-10
     assert held > 100 and mvi.q2[first.index] == b
+
+
+def test_derivatives_of_a_subdivided_step_with_a_held_config_match_finite_differences():
+    """A step of 50 ms with one Newton iteration allowed is taken as 32 substeps, each
+    holding the first joint on its limit: the composite map's derivatives (chain rule over
+    the substeps, each with its own held set) against central differences."""
+    s = trep.System()
+    s.import_frames([rx('a', mass=0.0), [tz(-1.0, mass=1.0), [
+        rx('b', mass=0.0), [tz(-0.7, mass=0.4)]]]])
+    trep.potentials.Gravity(s, (0.0, 0.0, -G))
+    limits = {'a': (-np.pi, -0.3)}
+    q1, p1, dt = np.array([-0.3, 0.8]), np.zeros(2), 0.05
+
+    def step_from(p):
+        mvi = trep.MidpointVI(s, limits=limits)
+        mvi.initialize_from_state(0.0, q1, p)
+        mvi.step(dt, max_iterations=1)
+        assert mvi.held_configs.tolist() == [0]
+        return mvi
+
+    mvi = step_from(p1)
+    assert mvi.q2[0] == -0.3
+    # the step was subdivided: one whole step of dt lands elsewhere (the VI's O(dt^3))
+    whole = trep.MidpointVI(s, limits=limits)
+    whole.initialize_from_state(0.0, q1, p1)
+    whole.step(dt)
+    assert abs(whole.q2[1] - mvi.q2[1]) > 1e-7
+    exact = {'q2': mvi.q2_dp1(), 'p2': mvi.p2_dp1()}
+    second = mvi.q2_dp1dp1()
+    assert np.all(exact['q2'][0] == 0.0) and np.all(second[:, :, 0] == 0.0)
+    h = 1e-6
+    for k in range(2):
+        e = np.zeros(2)
+        e[k] = h
+        plus, minus = step_from(p1 + e), step_from(p1 - e)
+        for name in ('q2', 'p2'):
+            fd = (getattr(plus, name) - getattr(minus, name)) / (2 * h)
+            assert np.abs(fd - exact[name][:, k]).max() <= 1e-6 * max(
+                1.0, np.abs(exact[name]).max()), (name, k, fd, exact[name][:, k])

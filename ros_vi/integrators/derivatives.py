@@ -190,9 +190,10 @@ def first_derivatives(system, t1, t2, q1, q2, u1, lambda1, held=()):
     return d
 
 
-def second_derivatives(system, t1, t2, q1, q2, u1, lambda1, d):
+def second_derivatives(system, t1, t2, q1, q2, u1, lambda1, d, held=()):
     """All second derivatives (module docstring) of the solved step (arguments as in
-    :func:`first_derivatives`, whose dict ``d`` they build on).
+    :func:`first_derivatives`, whose dict ``d`` they build on; ``held`` the same configs
+    held at a joint limit: their rows of d2q2/dx2 are 0, as their q2 is the bound).
 
     Differentiating the DEL twice (implicit function theorem) needs the third partials
     of the discrete Lagrangian, obtained exactly from L's third partials at the midpoint
@@ -270,7 +271,11 @@ def second_derivatives(system, t1, t2, q1, q2, u1, lambda1, d):
                              axes=(0, 0))                            # (a, s, t)
         R[:nd] -= cross + cross.transpose(0, 2, 1)
         R[nd:] = np.matmul(np.matmul(Q2x.T, H2), Q2x)
+    for i in held:
+        R[i] = 0.0             # d['_A'] has the identity's row there (first_derivatives)
     Z = -np.linalg.solve(d['_A'], R.reshape(nd + nc, nX * nX)).reshape(nd + nc, nX, nX)
+    for i in held:
+        Z[i] = 0.0
     Zq = Z[:nd]
     Zp = (np.matmul(np.matmul(Wx.T, P2w), Wx)
           + np.tensordot(d['_P2'][:, :nd], Zq, axes=(1, 0)))

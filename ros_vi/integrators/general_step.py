@@ -217,11 +217,11 @@ class GeneralStep:
         self.full_updates = 0          # Newton matrices the last solve formed
         # joint limits (MidpointVI's ``limits``): dynamic config indices (nl,) and their
         # bounds [rad or m]; ``fixed`` maps a config held at a bound during a solve to that
-        # bound, ``held`` the raw DEL residual of its row (minus the limit's impulse)
+        # bound, ``held_residual`` the DEL residual of its row (minus the limit's impulse)
         self.limit_index = np.zeros(0, dtype=int)
         self.limit_lower = self.limit_upper = np.zeros(0)
         self.fixed = {}
-        self.held = np.zeros(0)
+        self.held_residual = np.zeros(0)
         self.limit_impulse = None      # the limits' impulse of the last root (nd,)
         self.last_held = np.zeros(0, dtype=int)   # configs its solve held at a bound
 
@@ -331,7 +331,7 @@ class GeneralStep:
             # a config held at its limit: its row is the limit's (unknown) impulse, not an
             # equation; the Newton update leaves it where it is
             rows = list(self.fixed)
-            self.held = r[rows].copy()
+            self.held_residual = r[rows].copy()
             r[rows] = 0.0
         return r
 
@@ -408,7 +408,7 @@ class GeneralStep:
             # the limit impulse holding each fixed config: minus its row of the residual
             gamma = np.zeros(nd)
             for k, i in enumerate(self.fixed):
-                gamma[i] = -self.held[k]
+                gamma[i] = -self.held_residual[k]
             q = q1 + delta
             changed = False
             for i, lo, up in zip(index, lower, upper):
@@ -511,7 +511,7 @@ class GeneralStep:
             if chord:
                 step = _solve_factored(factors, r)
             elif chords:
-                A = self._hold_fixed(newton_jacobian(s, dt, self.delta))
+                A = newton_jacobian(s, dt, self.delta)
                 factors = _factor_newton(A)
                 self.factors = (factors[0], factors[1], dt)
                 self.full_updates += 1

@@ -719,6 +719,8 @@ class MidpointVI:
                         # the charts the substep ran in, and its start before they moved
                         part += (self._charts.attitudes(self._model),
                                  chart_in if j == 1 else (q_a, p_a))
+                    # last: the configs the substep held at a joint limit
+                    part += (self._held.copy(),)
                     parts.append(part)
             except _StepFailed as exc:
                 iterations += getattr(exc, 'iterations', 0)
@@ -907,13 +909,9 @@ class MidpointVI:
         d = self._calc_deriv1()
         if '_A' not in d:
             d = self._calc_deriv1_general()
-        if self._held.shape[0]:
-            raise NotImplementedError(
-                'second derivatives of a step that held configs %s at their joint limits '
-                'are not available yet (first derivatives are)'
-                % [self._system.configs[i].name for i in self._held])
         out = derivatives.second_derivatives(self._system, self._t1, self._t2, self._q1,
-                                             self._q2, self._u1, self._lambda1, d)
+                                             self._q2, self._u1, self._lambda1, d,
+                                             self._held)
         self._deriv2 = (d, out)
         return out
 
@@ -987,9 +985,6 @@ class MidpointVI:
         (:func:`derivatives.composite_derivatives`): each substep's are evaluated with the
         integrator put at that substep, then the state is put back.  Returns ``(first,
         second)`` (second None unless ``second``) and caches them as the step's."""
-        if self._limits:
-            raise NotImplementedError('derivatives of a subdivided step with joint limits '
-                                      'are not available yet')
         parts, u1, k_start, k2 = self._composite
         saved = self._save()
         chart_in = self._chart_in
@@ -1005,6 +1000,7 @@ class MidpointVI:
                 self._charts.set_attitudes(attitudes)
                 self._q1[self._charts.rotation.ravel()] = 0.0
             self._u1[:], self._lambda1[:] = u1, lam
+            self._held = part[-1]
             self._deriv1 = self._composite = self._deriv2 = None
             d = self._calc_deriv1()
             return d, (self._calc_deriv2() if second else None)
