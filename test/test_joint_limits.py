@@ -82,25 +82,27 @@ def test_a_pendulum_rests_on_its_limit_with_the_impulse_of_statics():
 
 def test_an_arm_falling_under_gravity_stays_within_its_urdf_limits():
     """The shipped 7-DOF arm, released from a pose that makes it fall through several of its
-    joint limits: without limits it passes them by more than a radian; with them no joint
-    passes its bound at any step, and the arm lies on some of them."""
+    joint limits: without limits it passes them by more than a radian; with them (the
+    import's default, or given explicitly) no joint passes its bound at any step, and the
+    arm lies on some of them.  The compiled step takes the steps where no limit acts."""
     s = import_urdf_file(ROOT + '/urdf/arm7.urdf')
     lower, upper = s.urdf.position_limits
     limits = dict(zip(s.urdf.config_names, zip(lower, upper)))
     q0 = np.array([0.3, 1.2, -0.4, -1.5, 0.8, 1.0, 0.2])
     excess = {}
-    for key, lim in (('free', None), ('limited', limits)):
+    for key, lim in (('free', {}), ('declared', None), ('given', limits)):
         mvi = trep.MidpointVI(s, limits=lim)
         mvi.initialize_from_state(0.0, q0, np.zeros(s.nQd))
         q, E, gamma = run(mvi, 1000, s.nu)
         excess[key] = max(np.max(lower - q), np.max(q - upper))
-        if lim is not None:
+        assert mvi.compiled
+        if lim != {}:
             held = np.count_nonzero(gamma, axis=1)
             assert held.max() >= 1
             # the energy only falls at the impacts (no torques, no damping)
             assert E[-1] <= E[0] + 1e-6
     assert excess['free'] > 1.0
-    assert excess['limited'] <= 0.0
+    assert excess['declared'] <= 0.0 and excess['given'] <= 0.0
 
 
 def test_bad_limits_are_refused_with_the_config_named():
@@ -238,3 +240,87 @@ def test_derivatives_of_a_subdivided_step_with_a_held_config_match_finite_differ
             fd = (getattr(plus, name) - getattr(minus, name)) / (2 * h)
             assert np.abs(fd - exact[name][:, k]).max() <= 1e-6 * max(
                 1.0, np.abs(exact[name]).max()), (name, k, fd, exact[name][:, k])
+
+
+def _falling_arm(fast, steps=600):
+    s = import_urdf_file(ROOT + '/urdf/arm7.urdf')
+    mvi = trep.MidpointVI(s, fast=fast, min_iterations=1)
+    mvi.initialize_from_state(0.0, np.array([0.3, 1.2, -0.4, -1.5, 0.8, 1.0, 0.2]),
+                              np.zeros(s.nQd))
+    q, _, gamma = run(mvi, steps, s.nu)
+    return q, gamma
+
+
+def test_the_compiled_step_and_the_general_path_agree_through_impacts():
+    """The compiled step reports a root past a limit and the general path takes that step
+    (and every step while a config is held): the same trajectory as the general path
+    alone, impacts and resting on the bounds included."""
+    q_fast, g_fast = _falling_arm(True)
+    q_gen, g_gen = _falling_arm(False)
+    assert np.count_nonzero(g_gen.any(axis=1)) > 100          # it lies on its limits
+    assert np.array_equal(g_fast != 0, g_gen != 0)            # held at the same steps
+    assert np.abs(q_fast - q_gen).max() <= 1e-9
+    assert np.abs(g_fast - g_gen).max() <= 1e-9 * np.abs(g_gen).max()
+
+
+def test_a_rollout_holds_the_limits_as_midpointvi_does():
+    """A batch of falling arms: the compiled loop hands a copy whose step would pass a
+    limit to the general path, which ends where MidpointVI ends."""
+    s = import_urdf_file(ROOT + '/urdf/arm7.urdf')
+    lower, upper = s.urdf.position_limits
+    q0 = np.array([[0.3, 1.2, -0.4, -1.5, 0.8, 1.0, 0.2], [0.0, 0.1, 0.0, -0.2, 0.0, 0.1, 0.0]])
+    result = trep.rollout(s, q0, np.zeros((2, 7)), None, 0.6, DT, record_every=1)
+    assert result.ok.all()
+    assert result.path[0] == 'general'
+    assert np.all(result.q_traj >= lower) and np.all(result.q_traj <= upper)
+    q_alone, _ = _falling_arm(True)
+    assert np.abs(result.q[0] - q_alone[-1]).max() <= 1e-9
+
+
+LIMITED_PENDULUM = """<robot name="limited">
+  <link name="world"/>
+  <link name="rod">
+    <inertial><origin xyz="0 0 -1"/><mass value="1"/>
+      <inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="hinge" type="revolute"><parent link="world"/><child link="rod"/>
+    <axis xyz="1 0 0"/><limit lower="0.2" upper="1.0" effort="10" velocity="5"/></joint>
+</robot>"""
+
+
+def test_the_simulation_starts_on_a_bound_and_publishes_rest_on_it():
+    """A joint whose limits exclude its URDF zero starts on the nearest bound; one named in
+    initial_positions outside them is refused with the joint named.  The falling arm at
+    the simulator's tick: never past a bound, and a joint lying on one publishes velocity 0
+    exactly (it does not move; the others' velocities from their own rows)."""
+    from ros_vi.simulation import OptionError, Simulation
+    from ros_vi.urdf import import_urdf
+    sim = Simulation(import_urdf(LIMITED_PENDULUM), 0.002)
+    assert sim.state().positions[0] == 0.2
+    sim.step(200)                  # gravity pulls it down onto the lower bound: it rests
+    assert sim.state().positions[0] == 0.2 and sim.state().velocities[0] == 0.0
+    with pytest.raises(OptionError, match="initial_positions: joint 'hinge' at 1.5 is outside "
+                                          r"its limits \[0.2, 1\]"):
+        Simulation(import_urdf(LIMITED_PENDULUM), 0.002, initial_positions={'hinge': 1.5})
+    # switched off at the import: the URDF zero and beyond are allowed
+    free = Simulation(import_urdf(LIMITED_PENDULUM, enforce_limits=False), 0.002,
+                      initial_positions={'hinge': 1.5})
+    swing = []
+    for _ in range(1000):
+        free.tick()
+        swing.append(free.state().positions[0])
+    assert min(swing) < -1.0           # through the hanging position, to about -1.5
+
+    s = import_urdf_file(ROOT + '/urdf/arm7.urdf')
+    lower, upper = s.urdf.position_limits
+    sim = Simulation(s, 0.002, initial_positions={'joint_2': 0.4, 'joint_4': -0.8})
+    on_bound = 0
+    for _ in range(1500):
+        sim.tick()
+        st = sim.state()
+        assert np.all(st.positions >= lower) and np.all(st.positions <= upper)
+        held = sim.mvi.held_configs
+        assert np.all(st.velocities[held] == 0.0)
+        on_bound += held.shape[0] > 0
+    assert on_bound > 1000
+    assert st.positions[1] == upper[1]          # joint_2 lies on its upper bound

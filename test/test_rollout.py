@@ -234,7 +234,8 @@ def test_reductions_match_the_trajectory(pendulum):
 
 
 def test_energy_balance_of_a_free_undamped_arm():
-    plant = import_urdf_file(urdf_path('arm7'))
+    # without joint limits: an inelastic stop's loss is not counted as work
+    plant = import_urdf_file(urdf_path('arm7'), enforce_limits=False)
     for f in plant.forces:
         if isinstance(f, ros_vi.forces.Damping):
             f.default = 0.0

@@ -475,11 +475,29 @@ def _arm_with(**options):
     return import_urdf_file(os.path.join(MODELS, 'arm7.urdf'), **options)
 
 
-def test_joint_limit_force_derivatives_and_behaviour():
-    s = _arm_with(enforce_limits=True, limit_stiffness=500.0, limit_damping=3.0,
-                  limit_width=0.05)
-    lim = s.urdf.forces['limits']
+def test_urdf_limits_are_declared_on_the_system_unless_switched_off():
+    s = _arm_with()
     lo, up = s.urdf.position_limits
+    assert s.joint_limits == {n: (lo[i], up[i]) for i, n in enumerate(s.urdf.config_names)}
+    assert trep.MidpointVI(s).limits == s.joint_limits
+    assert trep.MidpointVI(s, limits={}).limits == {}
+    assert _arm_with(enforce_limits=False).joint_limits == {}
+    # a second robot's limits join the first's, under its prefix
+    import_urdf_file(os.path.join(MODELS, 'arm7.urdf'), system=s, prefix='b_')
+    assert len(s.joint_limits) == 14 and s.joint_limits['b_joint_2'] == (lo[1], up[1])
+    # removing one
+    s.set_joint_limit('b_joint_2')
+    assert 'b_joint_2' not in s.joint_limits
+    with pytest.raises(ValueError, match="'joint_1' needs lower <= upper"):
+        s.set_joint_limit('joint_1', 1.0, -1.0)
+
+
+def test_joint_limit_force_derivatives_and_behaviour():
+    # the compliant end stop (a force a user adds; the importer's limits are hard)
+    s = _arm_with(enforce_limits=False)
+    lo, up = s.urdf.position_limits
+    lim = trep.forces.JointLimits(
+        s, {n: (lo[i], up[i]) for i, n in enumerate(s.urdf.config_names)}, 500.0, 3.0, 0.05)
     rng = np.random.default_rng(0)
     # states inside the transition band, beyond it, and inside the limits
     q = np.array([up[0] + 0.02, lo[1] - 0.1, 0.0, up[3] + 0.2, lo[4] - 0.03, 0.1, up[6] + 0.01])
@@ -496,7 +514,7 @@ def test_joint_limit_force_derivatives_and_behaviour():
     assert f[2] == 0 and f[5] == 0                         # no force inside the limits
     # far beyond the band: a linear spring of stiffness k, rest point width/2 out
     assert abs(f[3] + 500.0 * (0.2 - 0.025)) < 1e-9
-    assert s.urdf.forces['limits'].limits['joint_1'] == (lo[0], up[0])
+    assert lim.limits['joint_1'] == (lo[0], up[0])
 
 
 def test_joint_limit_force_is_C2_at_the_band_edges():

@@ -18,9 +18,10 @@ Each tick k, as the simulator and :func:`ros_vi.simulation.simulate` do it:
    effort delayed by ``delay`` ticks (zero before) is clipped at the effort limit and held
    over the tick,
 4. one VI step to ``t0 + (k+1) dt``.  A step whose root is not accepted is retried from the
-   momentum predictor, as MidpointVI does first; if that fails too, the copy stops with
-   status ``ESCALATE`` and :func:`ros_vi.batch.rollout` finishes it on the general path
-   (which also subdivides the step).
+   momentum predictor, as MidpointVI does first; if that fails too, or the root passes a
+   joint limit, the copy stops with status ``ESCALATE`` and :func:`ros_vi.batch.rollout`
+   finishes it on the general path (which also subdivides the step and holds configs at
+   their limits).
 """
 import math
 
@@ -227,6 +228,8 @@ def run_copy(b, I, W, o, Fp, Fc, same_model, q0, v0, t0, dt, nsteps, tol, max_it
                 if attempt == 1:
                     I[packed.NHIST] = min(nhist + 1, packed.HISTORY)
                 break
+            if I[packed.STATUS] == packed.LIMIT:
+                break           # a joint limit to hold: the general path's step
         if I[packed.STATUS] != packed.OK:
             status[0] = ESCALATE
             break

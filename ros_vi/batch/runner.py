@@ -38,6 +38,7 @@ import numpy as np
 from ..control import compiled as laws
 from ..control.base import Controller, angle_mask, default_effort_limits
 from ..integrators import ConvergenceError, MidpointVI
+from ..integrators.midpointvi import joint_limit_arrays
 from ..integrators.fast_step import FastStepper
 from ..integrators.packed import MINIT
 from ..mechanics import dynamics
@@ -164,7 +165,8 @@ def _packed(system):
     if system.nQk or system.nc or system.free_joints:
         # free joints move their charts between steps (MidpointVI.recenter): general path
         return None
-    return FastStepper.for_system(system)
+    # a root past a joint limit stops a copy's compiled loop: the general path holds it
+    return FastStepper.for_system(system, joint_limit_arrays(system))
 
 
 def rollout(system, q0, dq0, controller=None, duration=1.0, dt=0.001, params=None, *,
@@ -433,7 +435,7 @@ def _run_general(b, plant, law, in_idx, full_input, limits, delay, q0, v0, t0, d
         t = t0 + k * dt
         q, p = mvi.q2.copy(), mvi.p2_end       # the simulator's published state
         data.set(q, np.zeros(plant.nQ))
-        v = dynamics.velocity_from_momentum(model, data, p)
+        v = dynamics.velocity_from_momentum(model, data, p, mvi.held_configs)
         data.set(q, v)
         with plant.evaluate_at(data):
             T = plant.kinetic_energy()

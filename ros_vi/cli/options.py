@@ -22,6 +22,14 @@ def add_floating_base_argument(parser):
                              'are the pose\'s chart coordinates (docs/free-bodies.md)')
 
 
+def add_limits_argument(parser):
+    """``--no-limits``: the URDF's joint limits not enforced (they are by default)."""
+    parser.add_argument('--no-limits', dest='limits', action='store_false',
+                        help='do not hold the joints within their URDF <limit lower upper> '
+                             '(by default each is a unilateral constraint of the step: an '
+                             'inelastic stop)')
+
+
 def show_progress(args, stream):
     """Whether to draw a progress bar on ``stream`` for the parsed ``args``."""
     return stream.isatty() if args.progress is None else args.progress

@@ -24,8 +24,8 @@ import numpy as np
 
 from . import CommandError
 from .models import import_model, resolve_model, setup_model
-from .options import (add_floating_base_argument, add_progress_arguments, check_output,
-                      show_progress)
+from .options import (add_floating_base_argument, add_limits_argument, add_progress_arguments,
+                      check_output, show_progress)
 
 HELP = 'simulate a model offline, record it (npz, csv, MCAP), plot it'
 
@@ -63,19 +63,22 @@ def add_arguments(parser):
                         help='animation of the robot (.gif or .mp4; ros-vi animate with its '
                              'defaults)')
     add_floating_base_argument(parser)
+    add_limits_argument(parser)
     add_progress_arguments(parser)
 
 
-def start_state(spec, gravity, dt, initial, velocity=(), floating_base=False):
+def start_state(spec, gravity, dt, initial, velocity=(), floating_base=False, limits=True):
     """What ``simulate`` and ``view`` start from: (source, setup, demo or None, dt [s], q0
     (nQ,), v0 (nQ,)): the model of ``spec`` set up as the simulator node sets it up
     (:class:`ros_vi.simulation.RobotSetup`; its importer quirks printed as warnings), a
     shipped demo's time step and start state, else the ``<ros2_control>`` block's initial
     values, unless ``dt``, ``initial`` or ``velocity`` (['joint=value', ...]) say
-    otherwise; ``floating_base``: the root link on a free joint (:func:`resolve_model`)."""
+    otherwise; ``floating_base``: the root link on a free joint (:func:`resolve_model`);
+    ``limits``: the URDF's joint limits enforced (a joint whose limits exclude its URDF zero
+    then starts on the nearest bound)."""
     from ..control import DEMOS         # numba kernels: loaded once a model is asked for
     source = resolve_model(spec, floating_base)
-    setup = setup_model(source, gravity)
+    setup = setup_model(source, gravity, enforce_limits=limits)
     plant = setup.system
     for q in setup.warnings:
         print('warning: %s' % q, file=sys.stderr)
@@ -83,6 +86,9 @@ def start_state(spec, gravity, dt, initial, velocity=(), floating_base=False):
     dt = dt or (demo.dt if demo is not None else DEFAULT_DT)
     names = [c.name for c in plant.configs]
     q0 = np.array(demo.start if demo is not None else plant.q, dtype=float)
+    for name, (lo, up) in plant.joint_limits.items():
+        i = names.index(name)
+        q0[i] = min(max(q0[i], lo), up)
     v0 = np.zeros(plant.nQ)
     if demo is None:
         for i, x in setup.initial_positions.items():
@@ -190,7 +196,7 @@ def run(args):
         check_output(args.animate, '--animate')
     source, setup, demo, dt, q0, v0 = start_state(args.model, args.gravity, args.dt,
                                                   args.initial, args.velocity,
-                                                  args.floating_base)
+                                                  args.floating_base, args.limits)
     plant = setup.system
     with_demo = demo is not None and args.controller != 'none'
     duration = args.duration or (demo.duration if with_demo else DEFAULT_DURATION)

@@ -27,7 +27,7 @@ import numpy as np
 from . import CommandError
 from .simulate import CONTROLLERS, DEFAULT_DT, _controller, start_state
 from .models import import_model, read_recording, resolve_model
-from .options import add_floating_base_argument
+from .options import add_floating_base_argument, add_limits_argument
 
 HELP = 'a live 3D view of a robot in the browser (simulation, recording or ROS)'
 
@@ -68,6 +68,7 @@ def add_arguments(parser):
     parser.add_argument('--duration', type=float, default=None, metavar='S',
                         help='stop after S wall-clock seconds (default: run until Ctrl-C)')
     add_floating_base_argument(parser)
+    add_limits_argument(parser)
 
 
 def run(args):
@@ -218,7 +219,8 @@ def _live(args):
     from ..control import default_effort_limits
     source, setup, demo, dt, q0, _ = start_state(args.target, args.gravity, args.dt,
                                                  args.initial,
-                                                 floating_base=args.floating_base)
+                                                 floating_base=args.floating_base,
+                                                 limits=args.limits)
     plant = setup.system
     names = [c.name for c in plant.configs]
     controller, _ = _controller(args.controller, source,

@@ -26,17 +26,16 @@ from ..mechanics.potentials.gravity import Gravity
 from ..mechanics.free import recenter_state
 from .acceptance import A_DT, A_VALID, check_summary
 from .constrained_step import call_step_constrained, step_constrained_packed
-from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_END, MINIT,
-                     F_FIXEDP, F_FIXEDR, F_GVEC, F_IB, F_MASS, F_MIM_MULT, F_MIM_OFF,
-                     F_SP_K, F_SP_Q0, F_VALUE, HEADER, HISTORY, ITERS, I_ANC, I_CFRAME,
-                     I_CORDER, I_CPARENT, I_END, I_FCFG, I_FJOINT, I_IN_CFG, I_KIND,
-                     I_FREE, I_MASS_FRAMES, I_MIM_LEAD, I_PARENT, I_SP_IDX, MAXIT, ND, NDRIVE,
-                     NF, NFREE, NHIST, NQ, NT, NU, RNORM, STATUS, T2, TOL, W_ANCHOR, W_CHECK,
-                     W_DRIVE,
-                     W_CHART, W_END, W_HIST, W_HIST_T, W_IMPULSE, W_K_IN, W_P1, W_P2, W_Q1, W_Q2,
-                     W_Q2N, W_QM, W_U1, W_U_IN, W_V, W_VA, acceptance_views,
-                     constraint_layout, kernel_scratch, layout, model_views,
-                     forget_factors, no_constraints, step_views)
+from .packed import (CW_DH1, CW_END, CW_H2, CW_LAM, CW_LAMN, DT, F_DAMPING, F_END, F_FIXEDP,
+                     F_FIXEDR, F_GVEC, F_IB, F_MASS, F_MIM_MULT, F_MIM_OFF, F_SP_K, F_SP_Q0,
+                     F_VALUE, HEADER, HISTORY, ITERS, I_ANC, I_CFRAME, I_CORDER, I_CPARENT, I_END,
+                     I_FCFG, I_FJOINT, I_FREE, I_IN_CFG, I_KIND, I_LIM, I_MASS_FRAMES, I_MIM_LEAD,
+                     I_PARENT, I_SP_IDX, MAXIT, MINIT, ND, NDRIVE, NF, NFREE, NHIST, NLIM, NQ, NT,
+                     NU, RNORM, STATUS, T2, TOL, W_ANCHOR, W_CHART, W_CHECK, W_DRIVE, W_END,
+                     W_HIST, W_HIST_T, W_IMPULSE, W_K_IN, W_LIMIT, W_P1, W_P2, W_Q1, W_Q2, W_Q2N,
+                     W_QM, W_U1, W_U_IN, W_V, W_VA, acceptance_views, constraint_layout,
+                     forget_factors, kernel_scratch, layout, model_views, no_constraints,
+                     step_views)
 from .step_body import newton_step
 
 
@@ -169,7 +168,7 @@ def recenter_packed(I, F, W, fixedR, reference, q_in, p_in):
     for i in range(nd):
         p_in[i] = p2[i]
     anchor = W[o[W_ANCHOR]:o[W_CHECK]]
-    return recenter_state(I[o[I_FREE]:o[I_END]].reshape((nfree, 3)), reference, q2,
+    return recenter_state(I[o[I_FREE]:o[I_LIM]].reshape((nfree, 3)), reference, q2,
                           W[o[W_Q1]:o[W_P1]], W[o[W_HIST]:o[W_HIST_T]].reshape((HISTORY, nq)),
                           p2, W[o[W_P1]:o[W_Q2]], W[o[W_IMPULSE]:o[W_CHART]],
                           W[o[W_VA]:o[W_ANCHOR]], anchor[A_DT] == 0.0, fixedR,
@@ -185,7 +184,10 @@ class FastStepper:
     _ALLOWED_FORCES = (Damping, ConfigForce, JointDrives)
 
     @classmethod
-    def for_system(cls, system):
+    def for_system(cls, system, limits=None):
+        """The stepper for ``system``, or None if it needs the general path; ``limits``
+        ``(index (nl,), lower (nl,), upper (nl,))``: configs whose joint limits a step's
+        root must not pass (it then reports ``LIMIT`` and changes nothing)."""
         if any(type(p) not in cls._ALLOWED_POTENTIALS for p in system.potentials):
             return None
         if any(type(f) not in cls._ALLOWED_FORCES for f in system.forces):
@@ -195,9 +197,9 @@ class FastStepper:
         constraints = pack_constraints(system) if system.nc else None
         if system.nc and constraints is None:
             return None
-        return cls(system, constraints)
+        return cls(system, constraints, limits)
 
-    def __init__(self, system, constraints=None):
+    def __init__(self, system, constraints=None, limits=None):
         self._system = system
         model = system.model
         nf, nq, nd, nu = model.nf, model.nq, system.nQd, system.nu
@@ -211,6 +213,9 @@ class FastStepper:
                           model.nt)
         charts = system.free_charts
         sizes[NFREE] = 0 if charts is None else len(charts)
+        if limits is None:
+            limits = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+        sizes[NLIM] = len(limits[0])
         o = layout(sizes)
         I = np.zeros(o[I_END], dtype=np.int64)
         I[:HEADER] = sizes
@@ -231,10 +236,12 @@ class FastStepper:
         I[o[I_IN_CFG]:o[I_MIM_LEAD]] = in_cfg
         I[o[I_MIM_LEAD]:o[I_FREE]] = model.mimic_leader
         if charts is not None:
-            I[o[I_FREE]:o[I_END]] = charts.rotation.ravel()
+            I[o[I_FREE]:o[I_LIM]] = charts.rotation.ravel()
+        I[o[I_LIM]:o[I_END]] = limits[0]
         self._I, self._o = I, o
         self._F = np.zeros(o[F_END])
         self._W = np.zeros(o[W_END])
+        self._W[o[W_LIMIT]:o[W_END]] = np.concatenate(limits[1:])
         self._nd, self._nq, self._nu = nd, nq, nu
         self._version = -1
         W = self._W
@@ -292,8 +299,12 @@ class FastStepper:
         return self._F.copy()
 
     def new_work(self):
-        """An empty work array ``W`` of this layout (state, history, scratch)."""
-        return np.zeros_like(self._W)
+        """An empty work array ``W`` of this layout (state, history, scratch), with the
+        joint limits' bounds in place."""
+        W = np.zeros_like(self._W)
+        o = self._o
+        W[o[W_LIMIT]:o[W_END]] = self._W[o[W_LIMIT]:o[W_END]]
+        return W
 
     def damping(self):
         """The summed Damping coefficients of the dynamic configs, (nd,) [N m s/rad or

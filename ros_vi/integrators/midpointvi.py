@@ -71,6 +71,37 @@ from .fast_step import FastStepper, recenter_packed
 from .newton import LIMIT_SLACK
 
 
+_NONE_HELD = np.zeros(0, dtype=int)     # no config held at a joint limit (never written)
+
+
+def joint_limit_arrays(system, limits=None):
+    """Joint limits as arrays ``(index (nl,) int, lower (nl,), upper (nl,))`` [rad or m] in
+    config order: ``limits`` ``{config (name or Config): (lower, upper)}`` (ValueError for a
+    kinematic config or bounds out of order), or None for the system's declared ones
+    (:meth:`System.set_joint_limit`; kinematic configs skipped: their motion is given)."""
+    declared = limits is None
+    if declared:
+        limits = system.joint_limits
+    index, lower, upper = [], [], []
+    for key, bounds in limits.items():
+        config = system.get_config(key)
+        if config.kinematic:
+            if declared:
+                continue
+            raise ValueError('limits: config %r is kinematic (its motion is given)'
+                             % config.name)
+        lo, up = (float(b) for b in bounds)
+        if np.isnan(lo) or np.isnan(up) or not lo <= up:
+            raise ValueError('limits: config %r needs lower <= upper, got (%r, %r)'
+                             % (config.name, lo, up))
+        index.append(config.index)
+        lower.append(lo)
+        upper.append(up)
+    order = np.argsort(np.array(index, dtype=np.int64), kind='stable')
+    return (np.array(index, dtype=np.int64)[order], np.array(lower, dtype=float)[order],
+            np.array(upper, dtype=float)[order])
+
+
 class ConvergenceError(Exception):
     """The integrator's root solver did not converge (the state was left unchanged)."""
 
@@ -157,11 +188,14 @@ class MidpointVI:
     limits : dict or None
         Joint limits as unilateral constraints of the step: ``{config (name or Config):
         (lower, upper)}`` [rad or m] on dynamic configs (``-inf``/``inf`` for a side
-        without one).  Each step's root keeps every limited config within its bounds, held
-        at a bound by an impulse that pushes away from it (a config that would cross it
-        stops there: inelastic) and free where none is needed; ``limit_impulse`` is that
-        impulse (nQd,) [N m s or N s].  The general path takes the step (the compiled one
-        has no limits yet).
+        without one); None (default): the system's declared limits
+        (:meth:`System.set_joint_limit`; the URDF importer declares ``<limit>``), ``{}``:
+        none.  Each step's root keeps every limited config within its bounds, held at a
+        bound by an impulse that pushes away from it (a config that would cross it stops
+        there: inelastic) and free where none is needed; ``limit_impulse`` is that impulse
+        (nQd,) [N m s or N s].  A step whose compiled root stays within the limits is that
+        root (it satisfies every condition, with no impulse); otherwise, and while a config
+        is held, the general path takes the step.
 
     State: ``t1, q1 (nQ,), p1 (nQd,)`` (previous) and ``t2, q2, p2`` (current), ``u1 (nu,)``,
     ``lambda1 (nc,)``; ``v2`` the kinematic velocity (q2_k - q1_k)/(t2 - t1).
@@ -176,7 +210,8 @@ class MidpointVI:
     def __init__(self, system, tolerance=1e-10, num_threads=None, fast=True,
                  max_subdivisions=8, min_iterations=0, limits=None):
         self._system = system
-        self._limits = dict(limits) if limits else {}
+        # None: the system's declared limits, read at each structure update
+        self._limits_given = None if limits is None else dict(limits)
         self.tolerance = float(tolerance)
         if int(min_iterations) != min_iterations or min_iterations < 0:
             raise ValueError('min_iterations must be an integer >= 0, got %r'
@@ -191,23 +226,18 @@ class MidpointVI:
         self._structure_updated()
 
     def _set_limits(self):
-        """The ``limits`` keyword as the general step's index and bound arrays."""
+        """The limits (the ``limits`` keyword, else the system's declared ones) as the
+        general step's index and bound arrays."""
         s, g = self._system, self._general
-        index, lower, upper = [], [], []
-        for key, bounds in self._limits.items():
-            config = s.get_config(key)
-            if config.kinematic:
-                raise ValueError('limits: config %r is kinematic (its motion is given)'
-                                 % config.name)
-            lo, up = (float(b) for b in bounds)
-            if np.isnan(lo) or np.isnan(up) or not lo <= up:
-                raise ValueError('limits: config %r needs lower <= upper, got (%r, %r)'
-                                 % (config.name, lo, up))
-            index.append(config.index)
-            lower.append(lo)
-            upper.append(up)
-        g.limit_index = np.array(index, dtype=int)
-        g.limit_lower, g.limit_upper = np.array(lower), np.array(upper)
+        g.limit_index, g.limit_lower, g.limit_upper = joint_limit_arrays(s, self._limits_given)
+        self._limits = {s.configs[i]: (float(lo), float(up)) for i, lo, up in
+                        zip(g.limit_index, g.limit_lower, g.limit_upper)}
+
+    @property
+    def limits(self):
+        """The joint limits this integrator holds: ``{config name: (lower, upper)}`` [rad or
+        m] (the ``limits`` keyword, else the system's declared ones)."""
+        return {c.name: bounds for c, bounds in self._limits.items()}
 
     def _check_limits(self, q, what):
         """ValueError naming the config when ``q`` (nQ,) puts one outside its limits."""
@@ -239,8 +269,11 @@ class MidpointVI:
         s = self._system
         self._model, self._data = s.model, s.data
         self._t1 = self._t2 = 0.0
-        self._fast = (FastStepper.for_system(s) if self._use_fast and not self._limits
-                      else None)
+        self._general = general_step.GeneralStep(s)
+        self._set_limits()
+        g = self._general
+        self._fast = (FastStepper.for_system(s, (g.limit_index, g.limit_lower, g.limit_upper))
+                      if self._use_fast else None)
         if self._fast is not None:
             self._fast.min_iterations = self._min_iterations
             # the state lives in the compiled stepper's buffer: a step copies nothing, and
@@ -255,11 +288,9 @@ class MidpointVI:
             self._u1 = np.zeros(s.nu)
             self._lambda1 = np.zeros(s.nc)
             self._impulse = np.zeros(s.nQd)
-        self._general = general_step.GeneralStep(s)
-        self._set_limits()
         # the last step's joint-limit impulse (nQd,) and the configs it held at a bound
         self._limit_impulse = np.zeros(s.nQd)
-        self._held = np.zeros(0, dtype=int)
+        self._held = _NONE_HELD
         self._charts = s.free_charts
         self._chart_in = None
         self._chart_views = (self._fast.chart_views()
@@ -436,7 +467,7 @@ class MidpointVI:
         self._lambda1[:] = lam
         self._impulse[:] = 0.0
         self._limit_impulse[:] = 0.0
-        self._held = np.zeros(0, dtype=int)
+        self._held = _NONE_HELD
         self._reset_history([(self._t2, self._q2.copy())])
         self._data.set(q1, np.zeros(self.nq), t=self._t1)
 
@@ -456,7 +487,7 @@ class MidpointVI:
         self._p2[:] = self._D2Ld()
         self._impulse[:] = 0.0
         self._limit_impulse[:] = 0.0
-        self._held = np.zeros(0, dtype=int)
+        self._held = _NONE_HELD
         self._reset_history([(t0, q0.copy()), (t1, q1.copy())])
 
     def recenter(self):
@@ -557,7 +588,9 @@ class MidpointVI:
         if self._charts is not None:
             self.recenter()
         fast = self._fast
-        if fast is not None and q2_hint is None:
+        limited = self._general.limit_index.shape[0] > 0
+        # a config held at a limit: its active set starts there, on the general path
+        if fast is not None and q2_hint is None and not (limited and self._held.shape[0]):
             hint = None if lambda1_hint is None else _vector(lambda1_hint, self.nc,
                                                              'lambda1_hint')
             # the common call (an array of the right size, no kinematic configs) costs one
@@ -575,6 +608,18 @@ class MidpointVI:
                 self._lambda1[:] = hint
             t1 = self._t2
             status, iterations, rnorm = fast.step(t1, t2, self.tolerance, max_iterations)
+            if limited and status != packed.OK and status != packed.BAD_INPUT:
+                # a root past a joint limit (or none: a recovery's root could pass one):
+                # the general path's step, which holds configs at their bounds; the state
+                # did not move
+                if previous_lambda is not None:
+                    self._lambda1[:] = previous_lambda
+                try:
+                    return iterations + self._step_general(t2, u1, k2, max_iterations,
+                                                           lambda1_hint, None)
+                except BaseException:
+                    self._data_at_midpoint()    # the System's Data holds a failed iterate
+                    raise
             if status != packed.OK:
                 try:
                     return self._recover_fast(t1, t2, status, iterations, rnorm,
@@ -586,8 +631,18 @@ class MidpointVI:
                     raise
             self._t1, self._t2 = t1, t2
             self._deriv1 = self._composite = None
+            if limited:
+                self._limit_impulse[:] = 0.0
+                self._held = _NONE_HELD
             self._data_at_compiled_midpoint()
             return iterations
+        return self._step_general(t2, u1, k2, max_iterations, lambda1_hint, q2_hint)
+
+    def _step_general(self, t2, u1, k2, max_iterations, lambda1_hint, q2_hint):
+        """:meth:`step` on the general path (retries and subdivision included)."""
+        if self._fast is not None:
+            # the predictor's history is the compiled stepper's (it took the earlier steps)
+            self._history = list(zip(*self._fast.history()))
         u1 = _vector(u1, self.nu, 'u1')
         k2 = _vector(k2, self.nk, 'k2')
         lam = (self._lambda1.copy() if lambda1_hint is None
@@ -848,8 +903,6 @@ class MidpointVI:
             self._limit_impulse, self._held = g.limit_impulse.copy(), g.last_held.copy()
         pairs = [(t, q) for t, q in self._history if t < t2][1 - packed.HISTORY:] + [
             (t2, q2.copy())]
-        if self._fast is not None:
-            pairs = [(self._t1, self._q1.copy()), (t2, q2.copy())]
         self._reset_history(pairs, restart=False)
         self._anchor = g.next_anchor
         return iterations
@@ -876,7 +929,7 @@ class MidpointVI:
             return self._deriv1
         if self._composite is not None:
             return self._composite_derivatives(second=False)[0]
-        if self._fast is not None and self._t2 > self._t1:
+        if self._fast is not None and self._t2 > self._t1 and not self._held.shape[0]:
             # compiled first derivatives (same formulas as the general path's)
             out = self._fast.derivatives(self._t1, self._t2)
             if out is not None:
@@ -946,7 +999,7 @@ class MidpointVI:
         x = np.concatenate([q_in, p_in, self._u1, self._q2[nd:nq] if nk else np.zeros(0)])
         cuts = np.cumsum([nq, nd, nu])
         scratch = MidpointVI(system, tolerance=self.tolerance, fast=False,
-                             max_subdivisions=0, min_iterations=2)
+                             max_subdivisions=0, min_iterations=2, limits=self._limits)
         nX = x.size
         Zq, Zp, Zl = np.zeros((nX, nX, nd)), np.zeros((nX, nX, nd)), np.zeros((nX, nX, nc))
 

@@ -54,6 +54,20 @@ STAGNATION_FACTOR = 0.25  # this fraction of its value that many iterations befo
                           # attempt stops (a local minimum of the merit: subdivide instead)
 
 
+@njit(cache=True, inline='always')
+def beyond_limits(q1, dq, index, lower, upper):
+    """True if a config ``q = q1 + dq`` (nq,) is beyond its joint limits, ``q[index[j]]``
+    outside ``[lower[j], upper[j]]`` by more than :data:`LIMIT_SLACK` (relative: the rule the
+    general step holds configs by)."""
+    for j in range(index.shape[0]):
+        i = index[j]
+        x = q1[i] + dq[i]
+        lo, up = lower[j], upper[j]
+        if x < lo - LIMIT_SLACK * max(1.0, abs(lo)) or x > up + LIMIT_SLACK * max(1.0, abs(up)):
+            return True
+    return False
+
+
 @njit(cache=True)
 def extrapolation_order(hist, nd, order):
     """The order p <= ``order`` of the first guess's extrapolation from the past

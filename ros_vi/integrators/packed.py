@@ -29,8 +29,9 @@ from .acceptance import NANCHOR, NCHECK
 
 # Outcome of a step (the STATUS header field): the state advanced; no root within the
 # iterations; the residual became non-finite; singular Newton matrix; non-finite inputs; a
-# root was found but failed the acceptance rule
-OK, NOT_CONVERGED, NOT_FINITE, SINGULAR, BAD_INPUT, REJECTED = 0, 1, 2, 3, 4, 5
+# root was found but failed the acceptance rule; a root was found beyond a joint limit (the
+# general path then takes the step, holding configs at their bounds)
+OK, NOT_CONVERGED, NOT_FINITE, SINGULAR, BAD_INPUT, REJECTED, LIMIT = 0, 1, 2, 3, 4, 5, 6
 HISTORY = 6          # stored past configurations for the order-5 predictor
 HEADER = 18          # header length of I
 
@@ -38,9 +39,10 @@ HEADER = 18          # header length of I
 # Newton updates a step takes at least (MidpointVI's min_iterations), the number of free
 # joints, whether W_J holds the tree factors of an earlier step's Newton matrix (taken at
 # the step length in the FACTOR_DT slot of W; step_body.newton_step reuses them), and the
-# back-off of those reuses: steps left before the next, and the current back-off length
+# back-off of those reuses: steps left before the next, and the current back-off length;
+# the number of configs with joint limits
 (NF, NQ, ND, NU, NJ, NM, NSP, NT, MAXIT, NHIST, STATUS, ITERS, MINIT, NFREE,
- FACTORS, REUSE_WAIT, REUSE_BACKOFF) = range(17)
+ FACTORS, REUSE_WAIT, REUSE_BACKOFF, NLIM) = range(18)
 
 # Scalar slots at the start of W (indices into W): step length, tolerance, final residual
 # norm, end time of the step, step length of the factors in W_J (header field FACTORS)
@@ -52,14 +54,14 @@ CHART_CACHE = 58             # per free joint in W_CHART: increment (3), dt, dA,
 # Segments of the packed arrays (indices into the offsets ``o = layout(I)``; the table in
 # :func:`layout` gives each one's length and contents)
 (I_PARENT, I_KIND, I_FCFG, I_FJOINT, I_CFRAME, I_CPARENT, I_CORDER, I_MASS_FRAMES, I_ANC,
- I_SP_IDX, I_IN_CFG, I_MIM_LEAD, I_FREE, I_END,
+ I_SP_IDX, I_IN_CFG, I_MIM_LEAD, I_FREE, I_LIM, I_END,
  F_VALUE, F_MASS, F_FIXEDR, F_FIXEDP, F_IB, F_GVEC, F_DAMPING, F_SP_K, F_SP_Q0, F_MIM_MULT,
  F_MIM_OFF, F_END,
  W_Q1, W_P1, W_Q2, W_P2, W_U1, W_U_IN, W_K_IN, W_HIST, W_HIST_T, W_Q2N, W_P2N, W_QM, W_V,
  W_R, W_P, W_S, W_VSP, W_VP, W_IC, W_H, W_G, W_LQ, W_LV, W_M, W_LVQ, W_LQQ, W_SU, W_SW,
  W_SZ, W_SG, W_TMP, W_J, W_RES, W_FORCE, W_DLT, W_VEL, W_MD, W_ZERO,
- W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_DRIVE, W_IMPULSE, W_CHART,
- W_END) = range(74)
+ W_PRED, W_BASE, W_STEP, W_VA, W_ANCHOR, W_CHECK, W_DRIVE, W_IMPULSE, W_CHART, W_LIMIT,
+ W_END) = range(76)
 
 
 @njit(cache=True)
@@ -84,7 +86,7 @@ def layout(I):
     ===  ===============  ============  ===================================================
     I    (header)         HEADER        sizes NF..NT, then MAXIT, NHIST, STATUS, ITERS,
                                         MINIT, NFREE, FACTORS, REUSE_WAIT,
-                                        REUSE_BACKOFF
+                                        REUSE_BACKOFF, NLIM
     I    I_PARENT         nf            Model.parent
     I    I_KIND           nf            Model.kind
     I    I_FCFG           nf            Model.fcfg
@@ -98,6 +100,8 @@ def layout(I):
     I    I_IN_CFG         nu            config each input drives (ConfigForce), else -1
     I    I_MIM_LEAD       nt - nq       Model.mimic_leader
     I    I_FREE           3 nfree       rotation configs of each free joint (FreeJointCharts)
+    I    I_LIM            nlim          configs with joint limits (a step whose root passes
+                                        one reports LIMIT)
     I    I_END                          (length of I)
     F    F_VALUE          nf            Model.value
     F    F_MASS           nf            Model.mass
@@ -166,6 +170,7 @@ def layout(I):
     W    W_CHART          CHART_CACHE   per free joint: the moving chart's partials' own
                           nfree         derivatives and the increment and dt they were
                                         taken at (free.chart_jacobian_change)
+    W    W_LIMIT          2 nlim        their lower, then upper bounds [rad or m]
     W    W_END                          (length of W)
     ===  ===============  ============  ===================================================
     """
@@ -185,7 +190,8 @@ def layout(I):
     o[I_IN_CFG] = o[I_SP_IDX] + nsp
     o[I_MIM_LEAD] = o[I_IN_CFG] + nu
     o[I_FREE] = o[I_MIM_LEAD] + nt - nq
-    o[I_END] = o[I_FREE] + 3 * I[NFREE]
+    o[I_LIM] = o[I_FREE] + 3 * I[NFREE]
+    o[I_END] = o[I_LIM] + I[NLIM]
 
     o[F_VALUE] = 0
     o[F_MASS] = o[F_VALUE] + nf
@@ -247,7 +253,8 @@ def layout(I):
     o[W_DRIVE] = o[W_CHECK] + NCHECK
     o[W_IMPULSE] = o[W_DRIVE] + NDRIVE * nd
     o[W_CHART] = o[W_IMPULSE] + nd
-    o[W_END] = o[W_CHART] + CHART_CACHE * I[NFREE]
+    o[W_LIMIT] = o[W_CHART] + CHART_CACHE * I[NFREE]
+    o[W_END] = o[W_LIMIT] + 2 * I[NLIM]
     return o
 
 

@@ -26,9 +26,10 @@ from ..mechanics.kernel import (composite_inertias_into, first_order_into,
 from .acceptance import A_DT, A_E, A_T, A_TIME, A_V, A_VALID, check_root
 from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, MAX_BACKOFF, MAX_BACKTRACKS, REUSE_DT,
                      ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED,
-                     extrapolation_order)
+                     beyond_limits, extrapolation_order)
 from ..mechanics.free import chart_first_slot_change, chart_jacobian_change
 from .packed import (BAD_INPUT, CHART_CACHE, DT, FACTOR_DT, FACTORS, HISTORY, I_END, I_FREE,
+                     I_LIM, LIMIT, NLIM, W_LIMIT,
                      ITERS, MAXIT, MINIT, NFREE, NHIST, NOT_CONVERGED, NOT_FINITE, OK,
                      REJECTED, REUSE_BACKOFF, REUSE_WAIT, RNORM, SINGULAR, STATUS, T2, TOL,
                      W_CHART, W_END, W_IMPULSE, W_P1, W_Q1, W_U1)
@@ -116,8 +117,11 @@ def newton_step(I, W, o, model, ks, st, gv, con):
     nq, nd, nu, nc = q1.shape[0], p1.shape[0], u1.shape[0], lam.shape[0]
     max_iter = I[MAXIT]
     nfree = I[NFREE]
-    free = I[o[I_FREE]:o[I_END]].reshape((nfree, 3))
-    chart_cache = W[o[W_CHART]:o[W_END]].reshape((nfree, CHART_CACHE))
+    free = I[o[I_FREE]:o[I_LIM]].reshape((nfree, 3))
+    chart_cache = W[o[W_CHART]:o[W_LIMIT]].reshape((nfree, CHART_CACHE))
+    nlim = I[NLIM]
+    limited = I[o[I_LIM]:o[I_END]]
+    bounds = W[o[W_LIMIT]:o[W_END]].reshape((2, nlim))
     min_iter = I[MINIT]
     # without constraints or mimic joints the Newton matrix has the tree's sparsity
     tree_pattern = nc == 0 and mim_lead.shape[0] == 0
@@ -326,6 +330,11 @@ def newton_step(I, W, o, model, ks, st, gv, con):
         if satisfied and (rnorm <= max(tol, ROUNDING * scale)
                           or (stalled and rnorm <= STALL_ACCEPT * scale)) and (
                 it >= min_iter or rnorm <= ROUNDING * scale):
+            if nlim > 0 and beyond_limits(q1, dlt, limited, bounds[0], bounds[1]):
+                # a root past a joint limit is not the step's: the general path holds the
+                # config at its bound (its active-set solve)
+                status = LIMIT
+                break
             V_m += spring_energy(sp_idx, sp_k, sp_q0, qm)
             impulse = force
             impulse_scale = dt

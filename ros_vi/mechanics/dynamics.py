@@ -106,16 +106,26 @@ def momentum_from_velocity(model, data, v):
     return mass_matrix(model, data) @ np.asarray(v, dtype=float)[:nd]
 
 
-def velocity_from_momentum(model, data, p):
+def velocity_from_momentum(model, data, p, held=None):
     """Velocity of the dynamic configs v_d = M_dd(q)^-1 p, (nQd,), at ``data.q``.
 
     The Legendre transform of the VI's discrete momentum p2 at q2: what the simulator
     publishes as joint velocity and what a controller inverts with
     :func:`momentum_from_velocity` (kinematic configs carry their prescribed rate
-    separately)."""
+    separately).  ``held`` (indices): configs held on a joint limit
+    (:attr:`MidpointVI.held_configs`), which do not move: their velocity is 0 and the
+    others' solve their own rows, ``M_ff v_f = p_f`` (their momenta carry no limit
+    impulse; the held rows' momentum is the limit's reaction)."""
     if model.nd == 0:
         return np.zeros(0)
-    return np.linalg.solve(mass_matrix(model, data), np.asarray(p, dtype=float))
+    M = mass_matrix(model, data)
+    p = np.asarray(p, dtype=float)
+    if held is None or not len(held):
+        return np.linalg.solve(M, p)
+    free = np.setdiff1d(np.arange(model.nd), held)
+    v = np.zeros(model.nd)
+    v[free] = np.linalg.solve(M[np.ix_(free, free)], p[free])
+    return v
 
 
 # ---------------------------------------------------------------------- the System's terms

@@ -69,6 +69,7 @@ class System:
         self._constraints = []
         self._free_joints = []
         self._free_charts = None
+        self._joint_limits = {}     # Config -> (lower, upper): see set_joint_limit
         self._structure_funcs = []
         self._hold = 0
         self._dirty = True
@@ -318,6 +319,33 @@ class System:
         if isinstance(identifier, Config):      # no structure update needed (works on hold)
             return identifier
         return resolve(identifier, Config, self.configs, 'config')
+
+    def set_joint_limit(self, config, lower=-np.inf, upper=np.inf):
+        """Declare the joint limits ``lower <= q <= upper`` [rad or m] of a config (name,
+        index or Config; ``-inf``/``inf`` for a side without one, both to remove them).
+
+        Every :class:`~ros_vi.integrators.MidpointVI` on this system then holds the config
+        within them as a unilateral constraint of its step (unless made with its own
+        ``limits``); the URDF importer declares each joint's ``<limit lower upper>``.  A
+        config that is or becomes kinematic is not held (its motion is given)."""
+        config = self.get_config(config)
+        lo, up = float(lower), float(upper)
+        if np.isnan(lo) or np.isnan(up) or not lo <= up:
+            raise ValueError('set_joint_limit: config %r needs lower <= upper, got (%r, %r)'
+                             % (config.name, lower, upper))
+        if lo == -np.inf and up == np.inf:
+            self._joint_limits.pop(config, None)
+        else:
+            self._joint_limits[config] = (lo, up)
+        self._structure_changed()
+
+    @property
+    def joint_limits(self):
+        """The declared joint limits (:meth:`set_joint_limit`): ``{config name (its index if
+        unnamed): (lower, upper)}`` [rad or m], in config order."""
+        limited = sorted(self._joint_limits, key=lambda c: c.index)
+        return {c.name if c.name is not None else c.index: self._joint_limits[c]
+                for c in limited}
 
     def get_input(self, identifier):
         """Input by index, name or object (IndexError / KeyError / TypeError)."""

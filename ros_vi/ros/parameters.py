@@ -160,6 +160,10 @@ class RobotParameters:
                                        "does, 'repair' moves any invalid inertia to the "
                                        "nearest valid one (both warned)",
                               string(INERTIA_POLICIES))
+    enforce_limits: bool = param(True, 'hold each joint within its URDF <limit lower upper> '
+                                       'as a unilateral constraint of the step (inelastic '
+                                       'stop); false: the limits are not enforced',
+                                 boolean)
 
     def validate(self):
         given = [n for n in ('robot_description', 'urdf_file', 'world_file')
@@ -503,10 +507,11 @@ def _world(world_file):
 def robot_setup(cfg, **options):
     """The :class:`ros_vi.simulation.RobotSetup` of a node's robot parameters
     (``robot_description`` or ``urdf_file`` with ``xacro_allowed_paths``, ``prefix``,
-    ``gravity``, ``strict_urdf``, ``urdf_inertia``); ``options`` are further
-    :func:`ros_vi.simulation.setup_robot` keywords (initial state, interfaces, gains,
-    trajectory joints), named like the node parameters.  Raises :class:`ParameterError` naming the parameter, or
-    :class:`ros_vi.urdf.URDFError` naming it for a description the importer refuses."""
+    ``gravity``, ``strict_urdf``, ``urdf_inertia``, ``enforce_limits``); ``options`` are
+    further :func:`ros_vi.simulation.setup_robot` keywords (initial state, interfaces, gains,
+    trajectory joints), named like the node parameters.  Raises :class:`ParameterError`
+    naming the parameter, or :class:`ros_vi.urdf.URDFError` naming it for a description the
+    importer refuses."""
     from ..simulation import OptionError, load_description, setup_robot
     gravity, world = cfg.gravity, None
     if getattr(cfg, 'world_file', '').strip():
@@ -523,7 +528,8 @@ def robot_setup(cfg, **options):
         setup = setup_robot(text, prefix=cfg.prefix, gravity=gravity,
                             strict=cfg.strict_urdf, base_dir=base_dir,
                             where='parameter ' + where,
-                            import_options={'inertia': cfg.urdf_inertia}, **options)
+                            import_options={'inertia': cfg.urdf_inertia,
+                                            'enforce_limits': cfg.enforce_limits}, **options)
         setup.world = world
         return setup
     except OptionError as err:

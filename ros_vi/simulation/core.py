@@ -258,8 +258,15 @@ class Simulation:
         nq, nd = system.nQ, system.nQd
         q0 = system.q.copy()
         v0 = np.zeros(nq)
+        # a joint whose limits exclude the System's position (the URDF zero) starts on its
+        # nearest bound; one named in initial_positions must be within them
+        self._limits = [(system.get_config(name).index, lo, up)
+                        for name, (lo, up) in self.mvi.limits.items()]
+        for i, lo, up in self._limits:
+            q0[i] = min(max(q0[i], lo), up)
         if initial_positions is not None:
             q0 = self.commands.joint_values(initial_positions, q0, 'initial_positions')
+            self._check_limits(q0)
         if initial_velocities is not None:
             v0 = self.commands.joint_values(initial_velocities, v0, 'initial_velocities')
         self.bodies.set_initial(q0, v0, initial_body_poses, initial_body_twists)
@@ -344,6 +351,12 @@ class Simulation:
         setup = setup_robot(load_urdf_text(filename), prefix=prefix or '', gravity=gravity,
                             import_options=options_import)
         return cls.from_setup(setup, 1.0 / _check_positive(rate, 'rate'), **options)
+
+    def _check_limits(self, q):
+        for i, lo, up in self._limits:
+            if not lo <= q[i] <= up:
+                raise OptionError('initial_positions', 'joint %r at %g is outside its limits '
+                                  '[%g, %g]' % (self.joint_names[i], q[i], lo, up))
 
     def _check_constraints(self, q):
         if not self.system.nc:
@@ -598,13 +611,15 @@ class Simulation:
 
         v2 = M(q2)^-1 p2_end for the dynamic configs (the Legendre transform of the momentum
         at t2 with the end half of the step's impulse, :attr:`MidpointVI.p2_end`: zero at a
-        held equilibrium), the prescribed rate for the kinematic ones."""
+        held equilibrium; 0 for a config held on a joint limit, the others from their own
+        rows), the prescribed rate for the kinematic ones."""
         mvi, out = self.mvi, self._out
         nd = self._model.nd
         q = mvi.q2
         v = np.zeros(self._model.nq)
         out.set(q, v)
-        v[:nd] = dynamics.velocity_from_momentum(self._model, out, self._p_end)
+        v[:nd] = dynamics.velocity_from_momentum(self._model, out, self._p_end,
+                                                 mvi.held_configs)
         v2 = mvi.v2
         if v2 is not None:
             v[nd:] = v2

@@ -48,8 +48,9 @@ Joint data
   (``friction=True``; ``-f tanh(dq / friction_velocity)``), otherwise only reported.
 * ``<limit effort velocity>`` -> :attr:`URDFRobot.effort_limits` / ``velocity_limits``
   (data: the simulator saturates inputs to them).
-* ``<limit lower upper>`` -> :attr:`URDFRobot.position_limits`; with
-  ``enforce_limits=True`` a :class:`forces.JointLimits` spring-damper acts beyond them.
+* ``<limit lower upper>`` -> :attr:`URDFRobot.position_limits`, declared on the system
+  (:meth:`System.set_joint_limit`, unless ``enforce_limits=False``): every MidpointVI step
+  holds the joint within them as a unilateral constraint.
 * ``<mimic joint multiplier offset>`` with ``mimic='reduce'`` (default): an exact reduction
   of coordinates.  The mimic joint's frame follows its leader,
   ``q_m = multiplier q_ref + offset`` (:func:`~ros_vi.mechanics.frame.mimic`; a chain of
@@ -396,16 +397,15 @@ def _add_forces(system, prefix, joints, by_name, kinematic, options, link_frames
         if fr:
             forces['friction'] = mforces.SmoothCoulombFriction(
                 system, fr, options['friction_velocity'], name=prefix + 'friction')
-    if options['enforce_limits']:
-        lim = {j.config: (j.lower, j.upper) for j in moving
-               if j.mimic is None and (np.isfinite(j.lower) or np.isfinite(j.upper))}
-        if lim:
-            forces['limits'] = mforces.JointLimits(
-                system, lim, options['limit_stiffness'], options['limit_damping'],
-                options['limit_width'], name=prefix + 'limits')
     mimics = []
     system.hold_structure_changes()     # one structure update for all inputs/constraints
     try:
+        if options['enforce_limits']:
+            # <limit lower upper> as unilateral constraints of every MidpointVI step (a
+            # mimic joint follows its leader, whose limits hold it)
+            for j in moving:
+                if j.mimic is None and (np.isfinite(j.lower) or np.isfinite(j.upper)):
+                    system.set_joint_limit(j.config, j.lower, j.upper)
         for j in joints:
             if j.name in options['actuated_set'] and j.name not in kinematic:
                 cf = mforces.ConfigForce(system, j.config, prefix + j.name,
@@ -507,8 +507,7 @@ def _massless_joints(robot):
 
 def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81),
                  base_xyz=None, base_rpy=None, base_pose=None, actuated='all', friction=False,
-                 friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
-                 limit_damping=10.0, limit_width=1e-3, massless='kinematic', tol=None,
+                 friction_velocity=1e-2, enforce_limits=True, massless='kinematic', tol=None,
                  mimic='reduce'):
     """Add the robot of a :class:`Description` to ``system`` (a new System if None).
 
@@ -566,9 +565,7 @@ def build_system(plan, where, system=None, prefix=None, gravity=(0.0, 0.0, -9.81
                                 '(moving joints: %s)' % (where, n, name_list(moving, quote=str)))
     options = dict(gravity=gravity, friction=bool(friction),
                    friction_velocity=float(friction_velocity),
-                   enforce_limits=bool(enforce_limits), limit_stiffness=limit_stiffness,
-                   limit_damping=limit_damping, limit_width=limit_width,
-                   actuated_set=set(act), mimic=mimic)
+                   enforce_limits=bool(enforce_limits), actuated_set=set(act), mimic=mimic)
     if friction and mimic == 'reduce':
         for j in plan.joints:
             if j.mimic is not None and j.friction > 0:

@@ -32,8 +32,7 @@ def _import(source, where, strict=False, floating_base=None, base_dir=None, iner
 
 def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), base_xyz=None,
                 base_rpy=None, base_pose=None, actuated='all', friction=False,
-                friction_velocity=1e-2, enforce_limits=False, limit_stiffness=1e4,
-                limit_damping=10.0, limit_width=1e-3, massless='kinematic', strict=False,
+                friction_velocity=1e-2, enforce_limits=True, massless='kinematic', strict=False,
                 floating_base=None, mimic='reduce', base_dir=None, inertia='check'):
     """Build a :class:`System` from a URDF given as an XML string (``robot_description``).
 
@@ -57,8 +56,10 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
         Add ``<dynamics friction>`` as :class:`forces.SmoothCoulombFriction` with velocity
         scale ``friction_velocity`` [rad/s or m/s].
     enforce_limits : bool
-        Add a :class:`forces.JointLimits` spring-damper (``limit_stiffness`` [N m/rad],
-        ``limit_damping`` [N m s/rad], ``limit_width`` [rad]) beyond ``<limit lower upper>``.
+        Declare each joint's ``<limit lower upper>`` on the system
+        (:meth:`System.set_joint_limit`; default): every :class:`MidpointVI` step then holds
+        the joint within them as a unilateral constraint (inelastic stop, no penetration
+        beyond rounding).  False: the limits are only read (``system.urdf.position_limits``).
     massless : 'kinematic' | 'error'
         Moving joints that move no mass (or only mass other joints already move): make them
         kinematic configs held in place, with a warning (default; ``'warn'`` is a synonym),
@@ -106,8 +107,7 @@ def import_urdf(source, system=None, prefix=None, gravity=(0.0, 0.0, -9.81), bas
     return _import(source, None, system=system, prefix=prefix, gravity=gravity,
                    base_xyz=base_xyz, base_rpy=base_rpy, base_pose=base_pose,
                    actuated=actuated, friction=friction, friction_velocity=friction_velocity,
-                   enforce_limits=enforce_limits, limit_stiffness=limit_stiffness,
-                   limit_damping=limit_damping, limit_width=limit_width, massless=massless,
+                   enforce_limits=enforce_limits, massless=massless,
                    strict=strict, floating_base=floating_base, mimic=mimic,
                    base_dir=base_dir, inertia=inertia)
 

@@ -122,3 +122,18 @@ def test_diagnostics_report_rate_iterations_and_energy(probe, arm):
     assert 1 <= float(values['iterations_mean']) <= 10
     assert np.isfinite(float(values['energy']))
     assert values['failures'] == '0' and values['paused'] == 'false'
+
+
+def test_the_falling_arm_stops_on_its_urdf_limits(arm):
+    """The arm falls from its start onto the limits of joints 2 and 4 (enforced by default):
+    no published position is past a bound, and joint_2 comes to lie on its upper bound,
+    published at rest (velocity exactly 0: a joint held on a limit does not move)."""
+    lower, upper = import_urdf_file(urdf('arm7')).urdf.position_limits
+    wait_until(lambda: stamp_to_ns(arm.js.last().header.stamp) > 2.0e9, timeout=30,
+               what='2 s of simulation')
+    with arm.js.lock:
+        msgs = [m for _, m in arm.js.items]
+    positions = np.array([m.position for m in msgs])
+    assert np.all(positions >= lower) and np.all(positions <= upper)
+    last = msgs[-1]
+    assert last.position[1] == upper[1] and last.velocity[1] == 0.0

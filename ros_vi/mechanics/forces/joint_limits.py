@@ -1,7 +1,8 @@
-"""Soft joint position limits: a stiff, C2-smooth spring-damper acting only beyond the limits.
+"""Compliant end stops: a stiff, C2-smooth spring-damper acting only beyond given positions.
 
-Used by the URDF importer (``enforce_limits=True``) to keep ``<limit lower upper>`` joints in
-range; usable on its own for any config.
+A force a user adds for a stop that gives (a rubber bumper, a spring-loaded detent).  The
+URDF importer's ``<limit lower upper>`` are hard: unilateral constraints of the step
+(:meth:`System.set_joint_limit`, MidpointVI's ``limits``).
 """
 import numpy as np
 
