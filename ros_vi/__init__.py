@@ -10,8 +10,8 @@ _kernel_cache.register()
 del _kernel_cache
 from .mechanics import (CONST_SE3, RX, RY, RZ, TX, TY, TZ, WORLD, Config, Constraint, Force,
                         Frame, Input, MimicMotion, Potential, Spline, System, TapeMeasure,
-                        const_se3, const_txyz, constraints, forces, mimic, potentials, rx, ry,
-                        rz, tx, ty, tz)
+                        const_se3, const_txyz, constraints, contact, forces, mimic, potentials,
+                        rx, ry, rz, tx, ty, tz)
 from .integrators import ConvergenceError, MidpointVI
 from .trajectory import load_trajectory, save_trajectory
 from . import discopt
@@ -54,7 +54,8 @@ _system_module.load_trajectory = load_trajectory
 _system_module.__getattr__ = lambda name, _fallback=_m_system: getattr(_fallback, name)
 
 for _name, _module in (('potentials', potentials), ('forces', forces),
-                       ('constraints', constraints), ('system', _system_module),
+                       ('constraints', constraints), ('contact', contact),
+                       ('system', _system_module),
                        ('config', _m_config), ('finput', _m_config), ('frame', _m_frame),
                        ('force', _m_force), ('constraint', _m_constraint),
                        ('potential', _m_potential), ('spline', _m_spline),

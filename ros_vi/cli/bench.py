@@ -29,6 +29,7 @@ SHORT = {
     'drives': ['--seconds', '1'],
     'vs_mujoco': ['--seconds', '2', '--sweep-steps', '150', '--floor-calls', '1000'],
     'collision': ['--configs', '300', '--repeats', '3'],
+    'contact': ['--seconds', '1'],
     'rollout': ['--horizon', '0.1', '--repeats', '1', '--closed-horizon', '0.2',
                 '--basin', 'slice', '--basin-rows', '4'],
 }

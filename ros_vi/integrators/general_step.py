@@ -28,9 +28,11 @@ from numba import njit
 from ..mechanics import dynamics
 from ..mechanics.free import centre_partials, centre_partials_derivatives
 from .acceptance import A_TIME, check_root, new_anchor
-from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, LIMIT_SLACK, MAX_BACKOFF, MAX_BACKTRACKS,
-                     REUSE_DT, ROUNDING, STAGNATION, STAGNATION_FACTOR, STALL_ACCEPT, STALLED,
-                     extrapolation_order)
+from ..mechanics.contact import contact_kinematics
+from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, COMPLIANCE, CONE_SLACK, CONTACT_TOLERANCE,
+                     GAP_SLACK, LIMIT_SLACK, MAX_BACKOFF, MAX_BACKTRACKS, OPEN, REUSE_DT, ROUNDING,
+                     SLIDE, SLIP_FLOOR, STAGNATION, STAGNATION_FACTOR, STALLED, STALL_ACCEPT,
+                     STICK, extrapolation_order)
 
 _DGESV, _DGETRF, _DGETRS = scipy.linalg.get_lapack_funcs(('gesv', 'getrf', 'getrs'),
                                                          (np.zeros((1, 1)),))
@@ -224,6 +226,18 @@ class GeneralStep:
         self.held_residual = np.zeros(0)
         self.limit_impulse = None      # the limits' impulse of the last root (nd,)
         self.last_held = np.zeros(0, dtype=int)   # configs its solve held at a bound
+        # contacts (the system's SphereOnPlane): each one's mode in a solve (OPEN, STICK,
+        # SLIDE), taken over from the last root; the geometry at q1 (force directions,
+        # fixed over the step as Dh1) and at the iterate q2 (gaps)
+        self.contacts = system.contacts
+        k = len(self.contacts)
+        self.mode = np.zeros(k, dtype=np.int64)
+        self.last_mode = np.zeros(k, dtype=np.int64)
+        self.contact_impulse = np.zeros((k, 3))   # the last root's (gamma, beta1, beta2)
+        self.normal1 = np.zeros((k, system.nQ))
+        self.slip1 = np.zeros((k, 2, system.nQ))
+        self.gap2 = np.zeros(k)
+        self.slide_hint = np.zeros((k, 2))        # slip direction a slide starts from
 
     def forget_factors(self):
         """A restart (MidpointVI's history forgotten) drops the Newton factors and their
@@ -236,6 +250,8 @@ class GeneralStep:
         self.t1, self.t2, self.q1, self.p1, self.u1 = t1, t2, q1, p1, u1
         s = self.system
         self.Dh1 = constraint_jacobian_at(s, q1) if s.nc else np.zeros((0, s.nQ))
+        if self.contacts:
+            _, self.normal1, self.slip1 = contact_kinematics(s, q1, self.contacts)
 
     def predict(self, history, t, q, p, t2, momentum=False):
         """First guess for q2 (nQ,) at t2 from the current state (t, q (nQ,), p (nQd,)):
@@ -297,6 +313,7 @@ class GeneralStep:
         nd = model.nd
         nc = s.nc
         dt = self.t2 - self.t1
+        self.lam = lam
         if nc:
             # h(q2) and Dh(q2) at the same state, so the constraints share its kinematics
             data.set(self.q1 + delta, delta / dt, self.u1, self.t2)
@@ -323,9 +340,13 @@ class GeneralStep:
         # the midpoint terms the acceptance test's energy balance reads
         self.midpoint_terms = T, Vg, Lq, e.V_dq
         if nc:
-            constraint_impulse = self.Dh1[:, :nd].T @ lam
+            constraint_impulse = self.Dh1[:, :nd].T @ lam[:nc]
             impulse = impulse - constraint_impulse
             r = np.concatenate([r - constraint_impulse, h2])
+        if self.contacts:
+            contact_impulse, rows = self._contact_terms(delta, lam[nc:])
+            impulse = impulse + contact_impulse
+            r = np.concatenate([r[:nd] + contact_impulse, r[nd:], rows])
         self.impulse = impulse
         if self.fixed:
             # a config held at its limit: its row is the limit's (unknown) impulse, not an
@@ -334,6 +355,83 @@ class GeneralStep:
             self.held_residual = r[rows].copy()
             r[rows] = 0.0
         return r
+
+    def _active_rows(self):
+        """The active contacts' multiplier count: 3 for a sticking one (normal, two
+        tangential), 1 for a sliding one (normal; its friction follows from it)."""
+        return int(np.sum(np.where(self.mode == STICK, 3, np.where(self.mode == SLIDE, 1, 0))))
+
+    def _slip_direction(self, m, d):
+        """Unit slip direction (2,) of contact m for the slip ``d`` (2,) over the step, and
+        the derivative of that direction by d (2, 2); at a slip too small to have a
+        direction, the one the slide started from (:attr:`slide_hint`)."""
+        size = np.hypot(d[0], d[1])
+        if size <= SLIP_FLOOR:
+            return self.slide_hint[m], np.zeros((2, 2))
+        u = d / size
+        return u, (np.eye(2) - np.outer(u, u)) / size
+
+    def _active_contacts(self):
+        """``(m, contact, mode, normal (nd,), slip (2, nd))`` of each active contact, in
+        order: its index, mode and force directions at q1 (dynamic columns)."""
+        nd = self.system.nQd
+        for m, c in enumerate(self.contacts):
+            if self.mode[m] != OPEN:
+                yield m, c, self.mode[m], self.normal1[m, :nd], self.slip1[m, :, :nd]
+
+    def _contact_terms(self, delta, lam):
+        """The active contacts' generalized impulse (nd,) for their multipliers ``lam``
+        and their rows: a sticking contact's gap at q2 and slip over the step (3), a
+        sliding one's gap (1).  Multiplier signs as the constraints': the normal impulse
+        is gamma = -lambda_n, a sticking contact's tangential one beta = -lambda_t, a
+        sliding one's beta = mu lambda_n u (u its slip direction: friction opposes it)."""
+        s = self.system
+        nd = s.nQd
+        q2 = self.q1 + delta
+        self.gap2, self.normal2, _ = contact_kinematics(s, q2, self.contacts)
+        impulse = np.zeros(nd)
+        rows = []
+        j = 0
+        for m, c, mode, n1, T1 in self._active_contacts():
+            impulse -= n1 * lam[j]
+            # each row with its compliance: gap = COMPLIANCE gamma, slip = -COMPLIANCE beta
+            rows.append(self.gap2[m] + COMPLIANCE * lam[j])
+            if mode == STICK:
+                impulse -= T1.T @ lam[j + 1:j + 3]
+                rows.extend(T1 @ delta[:nd] + COMPLIANCE * lam[j + 1:j + 3])
+                j += 3
+            else:
+                if c.friction > 0.0:
+                    u, _ = self._slip_direction(m, T1 @ delta[:nd])
+                    impulse += T1.T @ (c.friction * lam[j] * u)
+                j += 1
+        return impulse, np.array(rows)
+
+    def _contact_jacobian(self, A, delta, lam):
+        """Border the Newton matrix ``A`` (its DEL block and the constraints' filled in)
+        with the active contacts' columns (their multipliers) and rows."""
+        s = self.system
+        nd, nc = s.nQd, s.nc
+        row = nd + nc
+        j = 0
+        for m, c, mode, n1, T1 in self._active_contacts():
+            A[:nd, row] = -n1
+            A[row, :nd] = self.normal2[m, :nd]
+            A[row, row] = COMPLIANCE
+            if mode == STICK:
+                A[:nd, row + 1:row + 3] = -T1.T
+                A[row + 1:row + 3, :nd] = T1
+                A[row + 1, row + 1] = A[row + 2, row + 2] = COMPLIANCE
+                row += 3
+                j += 3
+            else:
+                if c.friction > 0.0:
+                    u, du = self._slip_direction(m, T1 @ delta[:nd])
+                    A[:nd, row] += c.friction * (T1.T @ u)
+                    A[:nd, :nd] += c.friction * lam[nc + j] * (T1.T @ du @ T1)
+                row += 1
+                j += 1
+        return A
 
     def _hold_fixed(self, A):
         """The Newton matrix ``A`` with the rows and columns of the configs held at their
@@ -352,11 +450,17 @@ class GeneralStep:
         Jacobian bordered by -Dh(q1)^T and Dh(q2), solved by LAPACK's gesv."""
         s = self.system
         nd, nc = s.nQd, s.nc
-        A = np.zeros((nd + nc, nd + nc))
+        n = r.shape[0]
+        A = np.zeros((n, n))
         A[:nd, :nd] = newton_jacobian(s, self.t2 - self.t1, self.delta)
         if nc:
-            A[:nd, nd:] = -self.Dh1[:, :nd].T
-            A[nd:, :nd] = self.Dh2[:, :nd]
+            A[:nd, nd:nd + nc] = -self.Dh1[:, :nd].T
+            A[nd:nd + nc, :nd] = self.Dh2[:, :nd]
+        if n > nd + nc:
+            # contacts: a body on several points (a box on four corners) has more contact
+            # rows than its freedoms; their compliance (COMPLIANCE on the diagonal) makes
+            # the impulses unique: the least-norm ones that hold the body
+            A = self._contact_jacobian(A, self.delta, self.lam)
         return _solve_newton(self._hold_fixed(A), r)
 
     def linearised_step(self, delta, lam):
@@ -387,23 +491,30 @@ class GeneralStep:
         constraint; docs/integrator.md): an active set of configs held at a bound, taken
         over from the step's start (the configs that start on a bound) and changed until
         the root is consistent, each solve a Newton solve with those configs fixed."""
-        if not self.limit_index.shape[0]:
+        limited = self.limit_index.shape[0] > 0
+        if not limited and not self.contacts:
             self.limit_impulse = None
             self.last_held = np.zeros(0, dtype=int)
             return self._solve_fixed(q2, lam, max_iterations, tolerance, min_iterations)
-        nd = self.system.nQd
+        nd, nc = self.system.nQd, self.system.nc
         index, lower, upper = self.limit_index, self.limit_lower, self.limit_upper
         q1 = self.q1
         # configs that start on a bound stay there unless their impulse says otherwise
         self.fixed = {int(i): float(q1[i]) for i, lo, up in zip(index, lower, upper)
                       if q1[i] == lo or q1[i] == up}
+        # contacts start as the last root left them; a sliding one is tried sticking first
+        # (its stick impulse then says whether, and which way, it slides)
+        self.mode = np.where(self.last_mode == SLIDE, STICK, self.last_mode)
+        impulses = self.contact_impulse.copy()
         iterations = 0
-        for _ in range(2 * index.shape[0] + 2):
+        solves = 2 * index.shape[0] + 4 * len(self.contacts) + 2
+        for _ in range(solves):
             guess = q2.copy()
             for i, bound in self.fixed.items():
                 guess[i] = bound
+            start = np.concatenate([lam[:nc], self._multipliers(impulses)])
             delta, p2, lam2, its, linearised = self._solve_fixed(
-                guess, lam, max_iterations, tolerance, min_iterations)
+                guess, start, max_iterations, tolerance, min_iterations)
             iterations += its
             # the limit impulse holding each fixed config: minus its row of the residual
             gamma = np.zeros(nd)
@@ -425,22 +536,101 @@ class GeneralStep:
                 elif q[i] > up + LIMIT_SLACK * max(1.0, abs(up)):
                     self.fixed[i] = up
                     changed = True
+            impulses = self._impulses(delta, lam2[nc:])
+            changed = self._update_modes(delta, impulses, tolerance) or changed
             if not changed:
                 # p2 = D2Ld on every config: the limits' impulse is part of the step's
                 self.impulse = self.impulse + gamma
                 self.limit_impulse = gamma
                 self.last_held = np.array(sorted(self.fixed), dtype=int)
                 self.fixed = {}
-                return delta, p2 + gamma, lam2, iterations, linearised
+                self.last_mode = self.mode.copy()
+                self.contact_impulse = impulses
+                return delta, p2 + gamma, lam2[:nc], iterations, linearised
         self.fixed = {}
-        raise RootNotFound('joint limits: no consistent set of configs at their bounds '
-                           'after %d solves' % (2 * index.shape[0] + 2), iterations)
+        raise RootNotFound('joint limits and contacts: no consistent set of configs at '
+                           'their bounds and contacts sticking, sliding or open after %d '
+                           'solves' % solves, iterations)
+
+    def _multipliers(self, impulses):
+        """The active contacts' multipliers (the Newton start) for their impulses (k, 3)
+        (gamma, beta1, beta2): -gamma and -beta sticking, -gamma sliding."""
+        out = []
+        for m, mode in enumerate(self.mode):
+            if mode == STICK:
+                out.extend(-impulses[m])
+            elif mode == SLIDE:
+                out.append(-impulses[m, 0])
+        return np.array(out)
+
+    def _impulses(self, delta, lam):
+        """The contacts' impulses (k, 3) (gamma [N s] along the normal, beta (2,) along the
+        tangents) for the active contacts' multipliers ``lam`` at the root ``delta``."""
+        nd = self.system.nQd
+        out = np.zeros((len(self.contacts), 3))
+        j = 0
+        for m, c in enumerate(self.contacts):
+            if self.mode[m] == STICK:
+                out[m] = -lam[j:j + 3]
+                j += 3
+            elif self.mode[m] == SLIDE:
+                out[m, 0] = -lam[j]
+                if c.friction > 0.0:
+                    u, _ = self._slip_direction(m, self.slip1[m, :, :nd] @ delta[:nd])
+                    out[m, 1:] = -c.friction * out[m, 0] * u
+                j += 1
+        return out
+
+    def _update_modes(self, delta, impulses, tolerance):
+        """Change the contacts' modes the root ``delta`` with ``impulses`` (k, 3) is not
+        consistent with, in order of precedence (one kind of change per solve, so that a
+        contact is not opened by a pull that only a wrong friction made): open contacts
+        past their plane become active (sticking); else sticking contacts whose friction
+        leaves the cone slide (in the direction their stick friction opposes); else
+        contacts whose normal impulse pulls open, and sliding ones whose slip vanished
+        stick.  Returns True if any changed."""
+        nd = self.system.nQd
+        gamma, beta = impulses[:, 0], impulses[:, 1:]
+        mode = self.mode
+        close = [m for m in range(mode.shape[0])
+                 if mode[m] == OPEN and self.gap2[m] < -GAP_SLACK]
+        if close:
+            mode[close] = STICK
+            return True
+        slide = []
+        for m, c in enumerate(self.contacts):
+            if mode[m] == STICK:
+                # (a pull with friction is judged once the friction is right: slide first)
+                size = np.hypot(beta[m, 0], beta[m, 1])
+                if size > c.friction * max(gamma[m], 0.0) * (1.0 + CONE_SLACK) + tolerance:
+                    slide.append(m)
+                    self.slide_hint[m] = -beta[m] / size
+        if slide:
+            mode[slide] = SLIDE
+            return True
+        changed = False
+        for m in range(mode.shape[0]):
+            if mode[m] == OPEN:
+                continue
+            if gamma[m] < -tolerance:
+                mode[m] = OPEN
+                changed = True
+            elif mode[m] == SLIDE and np.hypot(
+                    *(self.slip1[m, :, :nd] @ delta[:nd])) <= SLIP_FLOOR:
+                mode[m] = STICK
+                changed = True
+        return changed
 
     def _solve_fixed(self, q2, lam, max_iterations, tolerance, min_iterations):
         """:meth:`solve` with the configs of :attr:`fixed` held where ``q2`` puts them."""
         s = self.system
         nd, nc = s.nQd, s.nc
         tols = np.array([c.tolerance for c in s.constraints])
+        if self.contacts:
+            # the active contacts' rows: gap and slip [m], solved to CONTACT_TOLERANCE
+            n = self._active_rows()
+            tols = np.concatenate([tols, np.full(n, CONTACT_TOLERANCE)])
+            nc += n
         delta = q2 - self.q1
         dt = self.t2 - self.t1
         # the factors of the last full Newton matrix (this step's, or an earlier step's of
@@ -448,7 +638,7 @@ class GeneralStep:
         # the compiled path: without constraints, mimic joints or joint limits (whose held
         # configs change the matrix)
         chords = (nc == 0 and s.model.mimic_leader.shape[0] == 0
-                  and not self.limit_index.shape[0])
+                  and not self.limit_index.shape[0] and not self.contacts)
         factors = self.factors if (chords and self.factors is not None and abs(
             self.factors[2] - dt) <= REUSE_DT * dt) else None
         if factors is not None and self.reuse_wait > 0:

@@ -68,7 +68,8 @@ from ..mechanics.free import express_jacobian, xyz_rotation
 from . import derivatives, general_step, packed
 from .acceptance import A_DT, NCHECK, check_summary, rejection_reason
 from .fast_step import FastStepper, recenter_packed
-from .newton import LIMIT_SLACK
+from .newton import CONTACT_TOLERANCE, LIMIT_SLACK
+from ..mechanics.contact import contact_kinematics
 
 
 _NONE_HELD = np.zeros(0, dtype=int)     # no config held at a joint limit (never written)
@@ -249,6 +250,30 @@ class MidpointVI:
                                  % (what, self._system.configs[i].name, float(q[i]),
                                     float(lo), float(up)))
 
+    def _check_contacts(self, q, what):
+        """ValueError naming the contact when ``q`` (nQ,) puts one past its plane."""
+        contacts = self._system.contacts
+        if not contacts:
+            return
+        gap, _, _ = contact_kinematics(self._system, q, contacts)
+        for c, g in zip(contacts, gap):
+            if g < -CONTACT_TOLERANCE:
+                raise ValueError('%s puts contact %r %.3g m past its plane (gap %.3g m)'
+                                 % (what, c.name, -g, g))
+
+    @property
+    def contact_impulses(self):
+        """The contacts' impulses in the last step, (ncontacts, 3) [N s]: the normal
+        impulse gamma >= 0 and the friction impulse (beta1, beta2) along the plane's
+        tangents t1, t2 (``contact.plane``), with |beta| <= mu gamma (0 for an open
+        contact)."""
+        return self._general.contact_impulse.copy()
+
+    @property
+    def contact_modes(self):
+        """Each contact's state at the end of the last step: 'open', 'stick' or 'slide'."""
+        return [('open', 'stick', 'slide')[m] for m in self._general.last_mode]
+
     @property
     def limit_impulse(self):
         """The joint limits' impulse (nQd,) [N m s or N s] in the last step (0 without
@@ -272,8 +297,9 @@ class MidpointVI:
         self._general = general_step.GeneralStep(s)
         self._set_limits()
         g = self._general
+        # contacts: the general path (the compiled step has none yet)
         self._fast = (FastStepper.for_system(s, (g.limit_index, g.limit_lower, g.limit_upper))
-                      if self._use_fast else None)
+                      if self._use_fast and not s.contacts else None)
         if self._fast is not None:
             self._fast.min_iterations = self._min_iterations
             # the state lives in the compiled stepper's buffer: a step copies nothing, and
@@ -327,11 +353,15 @@ class MidpointVI:
         return (self._t1, self._t2, self._q1.copy(), self._q2.copy(), self._p1.copy(),
                 self._p2.copy(), self._u1.copy(), self._lambda1.copy(), list(self._history),
                 anchor, memory, self._composite, self._impulse.copy(), attitudes,
-                self._limit_impulse.copy(), self._held.copy())
+                self._limit_impulse.copy(), self._held.copy(),
+                self._general.last_mode.copy(), self._general.contact_impulse.copy())
 
     def _restore(self, saved):
         (self._t1, self._t2, q1, q2, p1, p2, u1, lam, history, anchor, memory,
-         composite, impulse, attitudes, self._limit_impulse, self._held) = saved
+         composite, impulse, attitudes, self._limit_impulse, self._held, modes,
+         contact_impulse) = saved
+        self._general.last_mode[:] = modes
+        self._general.contact_impulse[:] = contact_impulse
         if attitudes is not None:
             self._charts.set_attitudes(attitudes)
         self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
@@ -461,6 +491,7 @@ class MidpointVI:
         p1 = _vector(p1, self.nd, 'p1')
         lam = np.zeros(self.nc) if lambda1 is None else _vector(lambda1, self.nc, 'lambda1')
         self._check_limits(q1, 'q1')
+        self._check_contacts(q1, 'q1')
         self._t1 = self._t2 = float(t1)
         self._q1[:], self._q2[:] = q1, q1
         self._p1[:], self._p2[:] = p1, p1
@@ -468,6 +499,8 @@ class MidpointVI:
         self._impulse[:] = 0.0
         self._limit_impulse[:] = 0.0
         self._held = _NONE_HELD
+        self._general.last_mode[:] = 0
+        self._general.contact_impulse[:] = 0.0
         self._reset_history([(self._t2, self._q2.copy())])
         self._data.set(q1, np.zeros(self.nq), t=self._t1)
 
@@ -940,6 +973,11 @@ class MidpointVI:
     def _calc_deriv1_general(self):
         """First derivatives by NumPy (any system); their dict also keeps the DEL Jacobian
         for the second derivatives."""
+        if self._general.last_mode.any():
+            raise NotImplementedError('derivatives of a step with an active contact are not '
+                                      'available yet (contacts %s)' % [
+                                          c.name for c, m in zip(self._system.contacts,
+                                                                 self._general.last_mode) if m])
         self._deriv1 = derivatives.first_derivatives(self._system, self._t1, self._t2,
                                                      self._q1, self._q2, self._u1,
                                                      self._lambda1, self._held)

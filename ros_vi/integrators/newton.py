@@ -49,6 +49,19 @@ CHORD_MARGIN = 0.1   # chord update when it is predicted to land this far inside
 REUSE_DT = 1e-9      # relative difference of step lengths within which factors are reused
 MAX_BACKOFF = 32     # at most this many steps without that reuse after it did not pay off
 LIMIT_SLACK = 1e-12   # a config this far (relative) beyond a joint limit is held at it
+# contacts (general_step): a sticking or sliding contact's gap and slip rows are solved to
+# this [m]; an open contact this far past its plane becomes active; a sticking one's
+# friction this far (relative) outside the cone slides; a sliding one whose slip over the
+# step is below SLIP_FLOOR [m] sticks (its direction is then taken from its last stick)
+CONTACT_TOLERANCE = 1e-12
+GAP_SLACK = 1e-12
+CONE_SLACK = 1e-9
+SLIP_FLOOR = 1e-14
+OPEN, STICK, SLIDE = 0, 1, 2      # contact modes
+# [m/(N s)]: a contact row holds gap = COMPLIANCE gamma and slip = -COMPLIANCE beta, which
+# makes the impulses of a body on more points than it has freedoms unique (the least-norm
+# ones); at a resting box's impulses (1e-2 N s) that is 1e-15 m, below the rounding of q
+COMPLIANCE = 1e-13
 STAGNATION = 10          # every this many iterations the merit must have fallen below
 STAGNATION_FACTOR = 0.25  # this fraction of its value that many iterations before, or the
                           # attempt stops (a local minimum of the merit: subdivide instead)

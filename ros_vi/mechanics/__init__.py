@@ -12,4 +12,4 @@ from .force import Force
 from .constraint import Constraint
 from .tapemeasure import TapeMeasure
 from .spline import Spline
-from . import potentials, forces, constraints
+from . import potentials, forces, constraints, contact

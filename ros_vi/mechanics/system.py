@@ -67,6 +67,7 @@ class System:
         self._potentials = []
         self._forces = []
         self._constraints = []
+        self._contacts = []
         self._free_joints = []
         self._free_charts = None
         self._joint_limits = {}     # Config -> (lower, upper): see set_joint_limit
@@ -102,6 +103,10 @@ class System:
 
     def _add_force(self, force):
         self._forces.append(force)
+        self._structure_changed()
+
+    def _add_contact(self, contact):
+        self._contacts.append(contact)
         self._structure_changed()
 
     def _add_constraint(self, constraint):
@@ -282,6 +287,12 @@ class System:
     @property
     def constraints(self):
         return tuple(self._constraints)
+
+    @property
+    def contacts(self):
+        """The contacts (:mod:`ros_vi.contact`), in the order they were added (read only
+        tuple): every MidpointVI on the system holds them as unilateral constraints."""
+        return tuple(self._contacts)
 
     @property
     def masses(self):

@@ -1,0 +1,158 @@
+"""Contacts: a sphere carried by a frame against a plane fixed in the world, with Coulomb
+friction, held by the VI step as unilateral constraints (:class:`SphereOnPlane`).
+
+A contact is declared on a :class:`System` (like a constraint) and every
+:class:`~ros_vi.integrators.MidpointVI` on it then keeps the sphere on the plane's side:
+at the end of each step the gap is non-negative, the normal impulse pushes and is zero
+where the gap is open, and the friction impulse lies in the Coulomb cone ``|beta| <= mu
+gamma`` (the exact, round cone), opposing the contact point's slip with all the cone
+allows (maximum dissipation).  docs/contact.md has the conditions and the method.
+
+:func:`contact_kinematics` evaluates every contact of a system at a configuration at once
+(gaps, their gradients and the contact points' Jacobians) on the model's stacked arrays.
+"""
+import numpy as np
+
+from . import kernel
+from .frame import resolve_frame
+
+__all__ = ['SphereOnPlane', 'contact_kinematics', 'plane_basis']
+
+
+def plane_basis(normal):
+    """``(n, t1, t2)``: the unit normal of ``normal`` (3,) and two unit tangents with
+    ``t1 x t2 = n`` (t1 is the unit vector along the world axis most orthogonal to n,
+    projected onto the plane)."""
+    n = np.asarray(normal, dtype=float).reshape(3)
+    n = n / np.linalg.norm(n)
+    axis = np.zeros(3)
+    axis[int(np.argmin(np.abs(n)))] = 1.0
+    t1 = axis - (axis @ n) * n
+    t1 /= np.linalg.norm(t1)
+    return n, t1, np.cross(n, t1)
+
+
+def _finite(value, n, what):
+    try:
+        v = np.array(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError('%s must be %d numbers, got %r' % (what, n, value)) from None
+    if v.shape != (n,) or not np.all(np.isfinite(v)):
+        raise ValueError('%s must be %d finite numbers, got %r' % (what, n, value))
+    return v
+
+
+class SphereOnPlane:
+    """A sphere of ``radius`` [m] (0: a point) centred at ``offset`` (3,) [m] in ``frame``,
+    that may not pass through the plane through ``plane_point`` (3,) [m, world] with normal
+    ``plane_normal`` (3,) (world; the free side is where it points), with friction
+    coefficient ``friction`` (>= 0; 0: frictionless).  Impacts are inelastic.
+
+    The gap ``phi(q) = n . (c(q) - plane_point) - radius`` [m] (``c`` the sphere's centre);
+    the contact point is ``c - radius n``, the point of the body there slips with
+    ``T^T J_x dq`` (T the plane's tangents t1, t2: :func:`plane_basis`).  The step's
+    impulses on it (after a step of :class:`MidpointVI`): :attr:`MidpointVI.contact_impulses`.
+    """
+
+    def __init__(self, system, frame, radius=0.0, offset=(0.0, 0.0, 0.0),
+                 plane_point=(0.0, 0.0, 0.0), plane_normal=(0.0, 0.0, 1.0), friction=0.0,
+                 name=None):
+        self._system = system
+        self._frame = resolve_frame(system, frame, 'SphereOnPlane frame')
+        self.name = name
+        r = float(radius)
+        if not (np.isfinite(r) and r >= 0.0):
+            raise ValueError('SphereOnPlane %r: radius must be finite and >= 0, got %r'
+                             % (name, radius))
+        self._radius = r
+        self._offset = _finite(offset, 3, 'SphereOnPlane %r: offset' % name)
+        self._point = _finite(plane_point, 3, 'SphereOnPlane %r: plane_point' % name)
+        normal = _finite(plane_normal, 3, 'SphereOnPlane %r: plane_normal' % name)
+        if not np.any(normal != 0.0):
+            raise ValueError('SphereOnPlane %r: plane_normal must be non-zero' % name)
+        self._basis = plane_basis(normal)
+        self.friction = friction
+        system._add_contact(self)
+
+    def __repr__(self):
+        return '<SphereOnPlane %r frame=%r radius=%g mu=%g>' % (
+            self.name, self._frame.name, self._radius, self._mu)
+
+    @property
+    def system(self):
+        return self._system
+
+    @property
+    def frame(self):
+        """The :class:`Frame` that carries the sphere."""
+        return self._frame
+
+    @property
+    def radius(self):
+        return self._radius
+
+    @property
+    def offset(self):
+        """The sphere's centre (3,) [m] in :attr:`frame`."""
+        return self._offset.copy()
+
+    @property
+    def plane(self):
+        """``(point (3,), n, t1, t2)`` [m, world]: the plane and its unit normal and
+        tangents."""
+        return (self._point.copy(),) + tuple(b.copy() for b in self._basis)
+
+    @property
+    def friction(self):
+        """The Coulomb friction coefficient mu (settable, >= 0)."""
+        return self._mu
+
+    @friction.setter
+    def friction(self, value):
+        mu = float(value)
+        if not (np.isfinite(mu) and mu >= 0.0):
+            raise ValueError('SphereOnPlane %r: friction must be finite and >= 0, got %r'
+                             % (self.name, value))
+        self._mu = mu
+
+
+def contact_kinematics(system, q, contacts=None):
+    """The contacts' geometry at the configuration ``q`` (nQ,) of ``system``:
+    ``(gap (k,) [m], normal (k, nQ) = d gap / d q, slip (k, 2, nQ))`` with ``slip`` the
+    tangential Jacobian ``T^T J_x`` [m/rad or m/m] of the body's material point at each
+    contact point (its slip rate is ``slip @ dq``), for ``contacts`` (default: all of the
+    system's, in order).  Mimic joints are folded onto their leaders."""
+    model = system.model
+    contacts = system.contacts if contacts is None else contacts
+    k = len(contacts)
+    nq = model.nq
+    gap = np.zeros(k)
+    normal = np.zeros((k, nq))
+    slip = np.zeros((k, 2, nq))
+    if not k:
+        return gap, normal, slip
+    theta = model.joint_positions(np.asarray(q, dtype=float))
+    R, P = kernel.forward_kinematics(model.parent, model.kind, model.value, model.fcfg,
+                                     model.fixedR, model.fixedp, theta)
+    S = kernel.joint_twists(model.kind, model.cframe, model.corder, R, P, model.nt)
+    index = {id(f): i for i, f in enumerate(system.frames)}
+    E = model.joint_map
+    for m, c in enumerate(contacts):
+        f = index[id(c.frame)]
+        centre = R[f] @ c.offset + P[f]
+        point0, n, t1, t2 = c.plane
+        gap[m] = n @ (centre - point0) - c.radius
+        x = centre - c.radius * n            # the contact point, on the plane at gap 0
+        moving = model.frame_anc[f]
+        # a coordinate with unit twist (w, v) moves a point p at w x p + v
+        w, v = S[moving, :3], S[moving, 3:]
+        dc = np.cross(w, centre) + v         # (m, 3): the centre's rates
+        dx = np.cross(w, x) + v              # the material point at x
+        Jn = np.zeros(model.nt)
+        Jt = np.zeros((2, model.nt))
+        Jn[moving] = dc @ n
+        Jt[0, moving] = dx @ t1
+        Jt[1, moving] = dx @ t2
+        normal[m] = Jn @ E
+        slip[m] = Jt @ E
+    return gap, normal, slip

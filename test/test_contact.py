@@ -1,0 +1,176 @@
+"""Contact with friction inside the VI step (ros_vi.contact): a ball dropped on the ground
+comes to rest on it without penetrating or chattering, a block on a ramp sticks or slides
+as Coulomb's law says (closed forms: acceleration g (sin a - mu cos a), the threshold
+angle atan mu), and sliding loses exactly the friction's work."""
+import numpy as np
+import pytest
+
+import ros_vi as trep
+from ros_vi.contact import SphereOnPlane
+from ros_vi.mechanics import FreeJoint
+
+G = 9.81
+DT = 1e-3
+
+
+def ball(height=0.5, radius=0.1, mass=1.0, friction=0.5):
+    """A solid ball of ``radius`` on a free joint, its centre ``height`` above the ground
+    z = 0."""
+    s = trep.System()
+    body = FreeJoint(s.world_frame, 'ball')
+    body.body.set_inertia(mass, 0.4 * mass * radius ** 2 * np.eye(3))
+    trep.potentials.Gravity(s, (0.0, 0.0, -G))
+    SphereOnPlane(s, body.body, radius=radius, friction=friction, name='ball_ground')
+    mvi = trep.MidpointVI(s, min_iterations=1)
+    q0 = np.zeros(6)
+    q0[2] = height
+    mvi.initialize_from_state(0.0, q0, np.zeros(6))
+    return s, mvi
+
+
+def block_on_ramp(angle, friction, mass=2.0):
+    """A block (its contact point at its centre of mass: it slides without tipping) at rest
+    on a plane through the origin inclined by ``angle`` about y (downhill along +x)."""
+    s = trep.System()
+    body = FreeJoint(s.world_frame, 'block')
+    body.body.set_inertia(mass, np.diag([0.1, 0.2, 0.3]))
+    trep.potentials.Gravity(s, (0.0, 0.0, -G))
+    normal = (np.sin(angle), 0.0, np.cos(angle))
+    SphereOnPlane(s, body.body, plane_normal=normal, friction=friction, name='block_ramp')
+    mvi = trep.MidpointVI(s, min_iterations=1)
+    mvi.initialize_from_state(0.0, np.zeros(6), np.zeros(6))
+    return s, mvi
+
+
+def energy(s, mvi):
+    mvi.set_midpoint()
+    return s.total_energy()
+
+
+def test_a_dropped_ball_comes_to_rest_on_the_ground():
+    s, mvi = ball()
+    steps = 1500
+    z, modes, E = [], [], []
+    for k in range(1, steps + 1):
+        mvi.step(k * DT)
+        z.append(mvi.q2[2])
+        modes.append(mvi.contact_modes[0])
+        E.append(energy(s, mvi))
+    z = np.array(z)
+    # never below the ground, not even by rounding of the gap's solve
+    assert (z - 0.1).min() >= -1e-12
+    # free fall from 0.4 m: the impact at sqrt(2 h / g) (to a step)
+    hit = modes.index('stick')
+    assert abs((hit + 1) * DT - np.sqrt(2 * 0.4 / G)) <= 1.5 * DT
+    # inelastic: it stays down, at rest, with no chatter (contact held every later step)
+    assert all(m == 'stick' for m in modes[hit:])
+    settled = z[hit + 10:]
+    assert np.abs(settled - 0.1).max() <= 1e-12
+    assert np.abs(np.diff(settled)).max() / DT <= 1e-9
+    # resting: the normal impulse carries the weight, dt m g, and no friction
+    gamma = mvi.contact_impulses[0]
+    assert abs(gamma[0] - DT * G) <= 1e-12 and np.abs(gamma[1:]).max() <= 1e-15
+    # the energy never rises through the impact
+    assert np.all(np.diff(E) <= 1e-9)
+
+
+@pytest.mark.parametrize('angle, steps', [(0.3, 10000), (0.6, 2000)])
+def test_a_block_on_a_ramp_sticks_below_and_slides_above_the_friction_angle(angle, steps):
+    """Sticking: not a nanometre in 10 s.  Sliding: the closed-form travel and the
+    friction's work, both to rounding."""
+    mu = 0.5                                   # atan(0.5) = 0.4636 rad
+    s, mvi = block_on_ramp(angle, mu)
+    downhill = np.array([np.cos(angle), 0.0, -np.sin(angle)])
+    travel = []
+    for k in range(1, steps + 1):
+        mvi.step(k * DT)
+        travel.append(mvi.q2[:3] @ downhill)
+    travel = np.array(travel)
+    normal = np.array([np.sin(angle), 0.0, np.cos(angle)])
+    assert np.abs(mvi.q2[:3] @ normal) <= 1e-12          # on the plane
+    if np.tan(angle) < mu:
+        assert mvi.contact_modes == ['stick']
+        assert np.abs(mvi.q2[:3]).max() <= 1e-9
+    else:
+        assert mvi.contact_modes == ['slide']
+        a = G * (np.sin(angle) - mu * np.cos(angle))
+        t = DT * np.arange(1, steps + 1)
+        assert np.abs(travel - 0.5 * a * t ** 2).max() <= 1e-6 * 0.5 * a * t[-1] ** 2
+        # the energy lost is the friction's work, mu m g cos(angle) times the travel (the
+        # block translates: T = |p|^2 / 2m with p its momentum at the step's end)
+        p = mvi.p2_end[:3]
+        lost = -(p @ p / (2 * 2.0) + 2.0 * G * mvi.q2[2])
+        work = mu * 2.0 * G * np.cos(angle) * travel[-1]
+        assert abs(lost - work) <= 1e-6 * work
+
+
+def box_on_ramp(angle, friction, width=0.2, height=0.1, mass=2.0):
+    """A box ``width`` x ``width`` x ``height`` resting flat on the ramp of
+    :func:`block_on_ramp` on its four bottom corners (more contact rows than the body has
+    freedoms: the impulses' distribution is not unique, the motion is)."""
+    s = trep.System()
+    body = FreeJoint(s.world_frame, 'box')
+    w, h = width, height
+    body.body.set_inertia(mass, mass / 12 * np.diag([w * w + h * h, w * w + h * h, 2 * w * w]))
+    trep.potentials.Gravity(s, (0.0, 0.0, -G))
+    normal = np.array([np.sin(angle), 0.0, np.cos(angle)])
+    for i, (x, y) in enumerate([(-1, -1), (1, -1), (1, 1), (-1, 1)]):
+        SphereOnPlane(s, body.body, offset=(x * w / 2, y * w / 2, -h / 2), plane_normal=normal,
+                      friction=friction, name='corner_%d' % i)
+    mvi = trep.MidpointVI(s, min_iterations=1)
+    q0 = np.zeros(6)
+    q0[:3] = 0.5 * h * normal
+    q0[4] = angle                    # the box's axes along the ramp's
+    mvi.initialize_from_state(0.0, q0, np.zeros(6))
+    return body, mvi, q0
+
+
+@pytest.mark.parametrize('angle', [0.3, 0.6])
+def test_a_box_on_four_corners_sticks_or_slides_flat(angle):
+    mu, steps = 0.5, 1500
+    body, mvi, q0 = box_on_ramp(angle, mu)
+    start = body.pose_at(q0)[:3, :3]
+    downhill = np.array([np.cos(angle), 0.0, -np.sin(angle)])
+    for k in range(1, steps + 1):
+        mvi.step(k * DT)
+    travel = (mvi.q2[:3] - q0[:3]) @ downhill
+    # flat: it neither tips nor turns (the free joint's angles are chart coordinates: the
+    # attitude itself is compared)
+    assert np.abs(body.pose_at(mvi.q2)[:3, :3] - start).max() <= 1e-9
+    gamma = mvi.contact_impulses[:, 0]
+    assert np.all(gamma > 0)                                   # on all four corners
+    # together they carry the weight's normal part
+    assert abs(gamma.sum() - DT * 2.0 * G * np.cos(angle)) <= 1e-9 * gamma.sum()
+    if np.tan(angle) < mu:
+        assert mvi.contact_modes == ['stick'] * 4
+        assert np.abs(mvi.q2[:3] - q0[:3]).max() <= 1e-9
+    else:
+        assert mvi.contact_modes == ['slide'] * 4
+        a = G * (np.sin(angle) - mu * np.cos(angle))
+        assert abs(travel - 0.5 * a * (steps * DT) ** 2) <= 1e-9 * travel
+        beta = np.linalg.norm(mvi.contact_impulses[:, 1:], axis=1)
+        assert np.abs(beta - mu * gamma).max() <= 1e-12 * gamma.max()   # on the cone
+
+
+def test_the_stick_slip_threshold_is_the_friction_angle():
+    mu = 0.4
+
+    def slides(angle):
+        _, mvi = block_on_ramp(angle, mu)
+        mvi.step(DT)
+        return mvi.contact_modes == ['slide']
+
+    lo, hi = 0.2, 0.6
+    assert not slides(lo) and slides(hi)
+    while hi - lo > 1e-8:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if slides(mid) else (mid, hi)
+    assert abs(0.5 * (lo + hi) - np.arctan(mu)) <= 1e-6
+
+
+def test_a_start_past_the_plane_is_refused_with_the_contact_named():
+    s, mvi = ball()
+    with pytest.raises(ValueError, match="q1 puts contact 'ball_ground' 0.05 m past its plane"):
+        mvi.initialize_from_state(0.0, [0, 0, 0.05, 0, 0, 0], np.zeros(6))
+    with pytest.raises(ValueError, match='friction must be finite and >= 0'):
+        SphereOnPlane(s, 'ball', friction=-1.0)
