@@ -107,7 +107,7 @@ class RosVIRollout:
     def __init__(self, robot):
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
-            self.system = import_urdf(robot.urdf, gravity=R.GRAVITY)
+            self.system = import_urdf(robot.urdf, gravity=R.GRAVITY, enforce_limits=False)
         # the states are given in the robot's joint order; ros_vi's configs may differ
         self.index = np.array([self.system.get_config(n).index for n in robot.joints])
 

@@ -195,7 +195,10 @@ class RosVI:
         self.robot = robot
         self.label = 'ros_vi' if mimic is None else 'ros_vi mimic=%r' % mimic
         if robot.urdf is not None:
-            options = {} if mimic is None else dict(mimic=mimic)
+            # the MuJoCo models have no joint limits: neither has ros_vi here
+            options = dict(enforce_limits=False)
+            if mimic is not None:
+                options['mimic'] = mimic
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore')
                 self.system = import_urdf(robot.urdf, gravity=R.GRAVITY, **options)
@@ -704,7 +707,7 @@ class FloatingCase:
         self.phase = rng.uniform(0, 2 * np.pi, len(self.joints))
         self.rotation = rpy_matrix(FLOAT_POSE[1])
         self.position = np.array(FLOAT_POSE[0], float)
-        system = import_urdf(self.text, floating_base=True, gravity=None)
+        system = import_urdf(self.text, floating_base=True, gravity=None, enforce_limits=False)
         index = [system.get_config(n).index for n in self.joints]
         q = np.array(system.q, float)
         q[index] = self.q0
@@ -731,7 +734,8 @@ class FloatingRosVI:
 
     def __init__(self, case):
         self.case = case
-        self.system = s = import_urdf(case.text, floating_base=True, gravity=None)
+        self.system = s = import_urdf(case.text, floating_base=True, gravity=None,
+                                      enforce_limits=False)
         (self.free,) = s.free_joints
         self.trans = np.array([c.index for c in self.free.translation_configs])
         self.rot = np.array([c.index for c in self.free.rotation_configs])
@@ -915,7 +919,7 @@ def fixed_base_step(case, steps=3000, block=100):
     """(µs per ``mvi.step``, Newton iterations per step) of the same URDF imported with its
     root link welded to the world (no free joint), the same joint torques, from q0 at rest:
     what the free joint adds to a step."""
-    s = import_urdf(case.text, gravity=None)
+    s = import_urdf(case.text, gravity=None, enforce_limits=False)
     index = [s.get_config(n).index for n in case.joints]
     inputs = {u.name: k for k, u in enumerate(s.inputs)}
     ui = [inputs[n] for n in case.joints]

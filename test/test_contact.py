@@ -174,3 +174,67 @@ def test_a_start_past_the_plane_is_refused_with_the_contact_named():
         mvi.initialize_from_state(0.0, [0, 0, 0.05, 0, 0, 0], np.zeros(6))
     with pytest.raises(ValueError, match='friction must be finite and >= 0'):
         SphereOnPlane(s, 'ball', friction=-1.0)
+
+
+WORLD_ON_GROUND = """
+ground: {height: 0.0, friction: 0.8}
+objects:
+  - name: ball
+    shape: {sphere: 0.1}
+    mass: 1.0
+    pose: {xyz: [0, 0, 0.5]}
+  - name: crate
+    shape: {box: [0.3, 0.2, 0.1]}
+    mass: 2.0
+    pose: {xyz: [1.0, 0, 0.3]}
+    twist: {linear: [0.5, 0, 0]}
+"""
+
+
+def test_a_world_ground_with_friction_holds_the_objects():
+    """A world file's ground with ``friction`` is a contact surface for the objects' (and
+    robots') collision spheres and boxes: a dropped ball and a crate thrown sideways land,
+    the crate slides to a stop, and both then rest on the ground (no penetration, at rest)."""
+    from ros_vi.simulation import Simulation
+    sim = Simulation.from_world(WORLD_ON_GROUND, rate=1000.0)
+    names = [c.name for c in sim.system.contacts]
+    assert len(names) == 9 and names[0] == 'ball_ground_0'      # a sphere and 8 corners
+    frames = [sim.system.get_frame(n) for n in ('ball', 'crate')]
+
+    def world_positions():
+        """The two bodies' origins in the world (the free joints' configs are offsets from
+        the world file's poses)."""
+        with sim.system.evaluate_at(sim.output_data()):
+            return [f.p()[:3].copy() for f in frames]
+    lowest = np.inf
+    for _ in range(2500):
+        sim.tick()
+        ball, crate = world_positions()
+        lowest = min(lowest, ball[2] - 0.1, crate[2] - 0.05)
+    assert lowest >= -1e-12
+    assert abs(ball[2] - 0.1) <= 1e-12 and abs(crate[2] - 0.05) <= 1e-12
+    for body in sim.state().bodies:
+        assert np.abs(body.linear).max() <= 1e-9 and np.abs(body.angular).max() <= 1e-9
+    # the crate flew 0.5 m/s times its fall time sqrt(2 * 0.25 / g) sideways, and its
+    # landing stopped it: the inelastic impact's normal impulse (2 kg at 2.2 m/s) times mu
+    # exceeds its sideways momentum, so friction takes it within the landing step
+    flight = 0.5 * np.sqrt(2 * 0.25 / G)
+    assert abs(crate[0] - (1.0 + flight)) <= 1e-3
+
+
+def test_shapes_without_ground_contact_are_named():
+    """A cylinder has no contact points yet: the setup's warnings name it, and it gets no
+    contact (the sphere beside it does)."""
+    from ros_vi.simulation import setup_robot
+    from ros_vi.simulation.world import load_world
+    world = load_world("""
+ground: {height: 0.0, friction: 0.8}
+objects:
+  - {name: can, shape: {cylinder: [0.03, 0.1]}, mass: 0.3, pose: {xyz: [0, 0, 1]}}
+  - {name: ball, shape: {sphere: 0.1}, mass: 1.0, pose: {xyz: [1, 0, 1]}}
+""")
+    setup = setup_robot(world.urdf(), gravity=tuple(world.gravity),
+                        ground=world.contact_ground())
+    assert [c.name for c in setup.system.contacts] == ['ball_ground_0']
+    assert any('can (cylinder)' in str(w) and 'not in contact yet' in str(w)
+               for w in setup.warnings)

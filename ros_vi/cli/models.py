@@ -122,6 +122,7 @@ def setup_model(source, gravity=None, **options):
             return setup_robot(source.text, gravity=vector,
                                base_dir=os.path.dirname(os.path.abspath(source.path)),
                                import_options=options, floating_base=source.floating_base,
+                               ground=world.contact_ground() if world is not None else None,
                                **initial)
         except (URDFError, ValueError) as err:
             raise CommandError('%s: %s' % (source.path, err)) from None

@@ -529,7 +529,9 @@ def robot_setup(cfg, **options):
                             strict=cfg.strict_urdf, base_dir=base_dir,
                             where='parameter ' + where,
                             import_options={'inertia': cfg.urdf_inertia,
-                                            'enforce_limits': cfg.enforce_limits}, **options)
+                                            'enforce_limits': cfg.enforce_limits},
+                            ground=world.contact_ground() if world is not None else None,
+                            **options)
         setup.world = world
         return setup
     except OptionError as err:

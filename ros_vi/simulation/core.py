@@ -336,7 +336,7 @@ class Simulation:
         world = load_world(source)
         setup = setup_robot(world.urdf(), gravity=tuple(world.gravity), where=world.where,
                             import_options=options.pop('import_options', None),
-                            **world.setup_options())
+                            ground=world.contact_ground(), **world.setup_options())
         setup.world = world
         return cls.from_setup(setup, 1.0 / _check_positive(rate, 'rate'), **options)
 

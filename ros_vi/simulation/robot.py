@@ -130,7 +130,7 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
                 where=None, initial_joints=(), initial_positions=(),
                 initial_velocities=(), command_interfaces=None, drive_gains=None,
                 trajectory_joints=(), import_options=None, floating_base=False,
-                initial_base_pose=None, initial_base_twist=None):
+                initial_base_pose=None, initial_base_twist=None, ground=None):
     """Import ``text`` (URDF XML) and decide how it is simulated: a :class:`RobotSetup`.
 
     ``prefix``, ``gravity`` (3,) [m/s^2], ``strict``, ``base_dir`` and ``import_options``
@@ -152,7 +152,9 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
     * ``command_interfaces`` {joint: iterable of interface names} over the block or the
       default (:func:`joint_interfaces`);
     * ``drive_gains`` {joint: (kp, kd)};
-    * ``trajectory_joints`` (default every joint with a position interface).
+    * ``trajectory_joints`` (default every joint with a position interface);
+    * ``ground`` ``(height [m], friction)``: a ground plane z = height whose contacts with the
+      collision spheres, boxes and capsules the step holds (:func:`ros_vi.urdf.ground_contacts`).
 
     Raises :class:`~ros_vi.urdf.URDFError` (prefixed with ``where``) for a description the
     importer refuses, :class:`OptionError` naming the option for the rest.
@@ -177,6 +179,13 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
             raise
         raise URDFError('%s: %s' % (where, err)) from None
     robot = system.urdf
+    contact_warnings = ()
+    if ground is not None:
+        from ..urdf import ground_contacts
+        with warnings.catch_warnings(record=True) as caught:   # reported with the quirks
+            warnings.simplefilter('always', URDFWarning)
+            ground_contacts(system, *ground)
+        contact_warnings = tuple(str(w.message) for w in caught)
     free = {c.name for j in system.free_joints for c in j.configs}
     names = [c.name for c in system.configs if c.name not in free]
     joints = list(initial_joints) or names
@@ -233,7 +242,7 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
                                   'wy, wz [m/s, rad/s] in the base\'s axes, got %s'
                                   % twist.tolist())
             twists[base] = twist
-    return RobotSetup(text, system, tuple(robot.warnings), table,
+    return RobotSetup(text, system, tuple(robot.warnings) + contact_warnings, table,
                       initial['initial_positions'], initial['initial_velocities'], gains,
                       follow, continuous, poses, twists)
 

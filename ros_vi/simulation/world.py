@@ -3,7 +3,8 @@
 A world file is YAML with one schema::
 
     gravity: [0, 0, -9.81]            # m/s^2 (default)
-    ground: {height: 0.0}             # a ground plane z = height (kept for contact; or false)
+    ground: {height: 0.0, friction: 0.8}   # a ground plane z = height; with friction (mu)
+                                       # it is a contact surface (docs/contact.md); or false
     robots:
       - name: arm                      # required, unique, a ROS name token (letters,
                                        # digits, _); the prefix defaults to name + '/'
@@ -33,8 +34,11 @@ pose, and each object as a link on a ``floating`` joint named after it.  Everyth
 simulates a URDF (``Simulation``, the node, ``ros-vi simulate``/``view``/``info``/``animate``,
 the recorders) therefore simulates a world, with the objects' and floating bases'
 configs those of free joints (``ros_vi.mechanics.free``; their translation along the axes of
-the initial pose, their angles on the moving chart).  Contact between the bodies is not
-simulated yet: objects fall through the ground plane.
+the initial pose, their angles on the moving chart).  A ground with ``friction`` holds the
+robots' and objects' collision spheres, boxes and capsules on it
+(:func:`ros_vi.urdf.ground_contacts`; :meth:`World.contact_ground`); contact between the
+bodies themselves is not simulated yet, and without ``friction`` objects fall through the
+ground plane.
 """
 import copy
 import math
@@ -95,6 +99,7 @@ class World:
     """A parsed world file (see the module doc)."""
     gravity: np.ndarray
     ground: float = None
+    ground_friction: float = None      # the ground's mu: a contact surface (None: not)
     robots: list = field(default_factory=list)
     objects: list = field(default_factory=list)
     where: str = 'world'
@@ -145,6 +150,13 @@ class World:
                     velocities[name + part] = float(value)
         return positions, velocities
 
+
+    def contact_ground(self):
+        """``(height [m], friction)`` of a ground that is a contact surface (the
+        ``ground`` keyword of :func:`ros_vi.simulation.setup_robot`), else None."""
+        if self.ground is None or self.ground_friction is None:
+            return None
+        return (self.ground, self.ground_friction)
 
     def setup_options(self):
         """The keywords of :func:`ros_vi.simulation.setup_robot` that put the world in its
@@ -209,11 +221,16 @@ def load_world(source):
     gravity = _numbers(data.get('gravity', (0.0, 0.0, -9.81)), 3, where, 'gravity')
     ground = data.get('ground', None)
     if ground is not None and ground is not False:
-        _keys(ground, ('height',), where, 'ground')
+        _keys(ground, ('height', 'friction'), where, 'ground')
+        friction = ground.get('friction', None)
+        if friction is not None:
+            friction = float(_numbers([friction], 1, where, 'ground.friction')[0])
+            if friction < 0:
+                raise WorldError('%s: ground.friction must be >= 0, got %g' % (where, friction))
         ground = float(_numbers([ground.get('height', 0.0)], 1, where, 'ground.height')[0])
     else:
-        ground = None
-    world = World(gravity=gravity, ground=ground, where=where)
+        ground, friction = None, None
+    world = World(gravity=gravity, ground=ground, ground_friction=friction, where=where)
     names = set()
     for k, entry in enumerate(_list(data.get('robots', []), where, 'robots')):
         robot = _robot(entry, where, 'robots[%d]' % k, base_dir)

@@ -37,11 +37,13 @@ from .robot import URDFRobot
 from .ros2_control import (ComponentInterfaces, InterfaceSpec, JointControl,
                            Ros2ControlBlock)
 from .shapes import Shape, link_geometry
+from .contacts import ground_contacts
 from .tolerance import Quirk, URDFWarning
 from .xacro import xacro_to_urdf
 
 __all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text', 'xacro_to_urdf',
            'URDFError', 'URDFParseError', 'URDFSecurityError', 'URDFRobot', 'JointInfo',
-           'Quirk', 'URDFWarning', 'Shape', 'link_geometry', 'Ros2ControlBlock',
+           'Quirk', 'URDFWarning', 'Shape', 'link_geometry', 'ground_contacts',
+           'Ros2ControlBlock',
            'ComponentInterfaces', 'InterfaceSpec', 'JointControl',
            'rpy_matrix', 'origin_matrix', 'axis_alignment', 'SUPPORTED_JOINTS', 'HELPER_SEP']
