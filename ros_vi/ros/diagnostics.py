@@ -108,6 +108,7 @@ class SimulatorDiagnostics:
             'lockstep_timeouts': str(self.lockstep_timeouts),
             'timed_out_joints': ','.join(sim.timed_out()),
         }
+        values.update(_contact_values(sim))
         values.update(extra)
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         msg = DiagnosticArray(status=[status])
@@ -119,3 +120,21 @@ class SimulatorDiagnostics:
         self._last_failures = sim.failures
         self.last_rejection = ''
         return msg
+
+
+def _contact_values(sim):
+    """The joint limits and contacts of the last step: the joints held at a limit, the
+    contacts (count), the active ones (sticking or sliding), the sliding ones and the
+    smallest gap [m] at the published state (empty without contacts)."""
+    from ..contact import contact_kinematics
+    mvi = sim.mvi
+    names = sim.joint_names
+    values = {'joints_at_limits': ','.join(names[i] for i in mvi.held_configs)}
+    contacts = sim.system.contacts
+    modes = mvi.contact_modes
+    values['contacts'] = str(len(contacts))
+    values['contacts_active'] = str(sum(m != 'open' for m in modes))
+    values['contacts_sliding'] = str(sum(m == 'slide' for m in modes))
+    gap = contact_kinematics(sim.system, mvi.q2, contacts)[0] if contacts else ()
+    values['contact_gap_min'] = '%.3g' % min(gap) if len(gap) else ''
+    return values

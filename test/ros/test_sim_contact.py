@@ -1,0 +1,48 @@
+"""Contact over DDS: the shipped worlds/drop.yaml (a ball dropped and a crate thrown onto a
+ground with friction) in the simulator node: the bodies land and rest on the ground, and the
+diagnostics report the active contacts and the smallest gap."""
+import os
+
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from tf2_msgs.msg import TFMessage
+
+from ros_vi.ros import qos
+from ros_vi.ros.conversions import transform_to_matrix
+
+from .harness import SimProcess, kv
+
+WORLD = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'worlds', 'drop.yaml')
+
+
+@pytest.fixture(scope='module')
+def drop(probe):
+    proc = SimProcess({'world_file': WORLD, 'rate': 500.0, 'publish_rate': 50.0,
+                       'real_time_factor': 0.0, 'diagnostics_period': 0.2})
+    proc.wait_started()
+    yield proc
+    proc.stop_cleanly()
+
+
+def test_the_dropped_bodies_rest_on_the_ground(probe, drop):
+    diag = probe.subscribe(DiagnosticArray, drop.topic('diagnostics'))
+    try:
+        msg = diag.wait(lambda m: float(kv(m)['sim_time']) > 1.5, timeout=120,
+                        what='diagnostics after 1.5 s of simulation')
+    finally:
+        probe.unsubscribe(diag)
+    values = kv(msg)
+    # the ball on one point, the crate flat on its four bottom corners, none sliding
+    assert values['contacts'] == '9'
+    assert values['contacts_active'] == '5' and values['contacts_sliding'] == '0'
+    assert abs(float(values['contact_gap_min'])) <= 1e-12
+    assert values['joints_at_limits'] == ''
+    tf = probe.subscribe(TFMessage, drop.topic('tf'), qos.TF_QOS)
+    try:
+        msg = tf.wait(lambda m: any(t.child_frame_id == 'ball' for t in m.transforms),
+                      what='the ball on tf')
+    finally:
+        probe.unsubscribe(tf)
+    ball = next(t for t in msg.transforms if t.child_frame_id == 'ball')
+    assert abs(transform_to_matrix(ball.transform)[2, 3] - 0.1) <= 1e-9
