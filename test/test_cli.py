@@ -506,3 +506,20 @@ def test_floating_base_from_the_command_line(tmp_path, capsys):
     world = os.path.join(ROOT, 'worlds', 'throw.yaml')
     assert main(['simulate', world, '--floating-base']) == 2
     assert 'in a world file each robot says floating' in capsys.readouterr().err
+
+
+def test_a_ground_from_the_command_line(tmp_path):
+    """``--ground HEIGHT MU``: a floating ball dropped 0.3 m onto the ground rests on it at
+    its radius (the recorded base pose)."""
+    from ros_vi.recording import load_recording
+    ball = tmp_path / 'ball.urdf'
+    ball.write_text('<robot name="ball"><link name="ball"><inertial><mass value="1"/>'
+                    '<inertia ixx="0.004" iyy="0.004" izz="0.004" ixy="0" ixz="0" iyz="0"/>'
+                    '</inertial><collision><geometry><sphere radius="0.1"/></geometry>'
+                    '</collision></link></robot>')
+    out = tmp_path / 'drop.npz'
+    assert main(['simulate', str(ball), '--floating-base', '--ground', '-0.4', '0.8',
+                 '--duration', '1.0', '--dt', '0.001', '--no-progress', '--out',
+                 str(out)]) == 0
+    z = load_recording(str(out)).body_pose[:, 0, 2]
+    assert z.min() >= -0.3 - 1e-12 and abs(z[-1] + 0.3) <= 1e-12

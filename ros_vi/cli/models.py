@@ -98,10 +98,11 @@ def _resolve(spec):
         return ModelSource(spec, path, fh.read(), True)
 
 
-def setup_model(source, gravity=None, **options):
+def setup_model(source, gravity=None, ground=None, **options):
     """The :class:`ros_vi.simulation.RobotSetup` of ``source``, as the simulator node sets a
     robot up (the ``<ros2_control>`` block's interfaces, bounds and initial state): gravity
-    |g| [m/s^2] along -z (default :attr:`ModelSource.default_gravity`), relative mesh paths
+    |g| [m/s^2] along -z (default :attr:`ModelSource.default_gravity`), ``ground`` ``(height
+    [m], friction)`` a contact ground (a world file's own wins), relative mesh paths
     against the file's folder, ``options`` for :func:`ros_vi.urdf.import_urdf`.
     CommandError on a URDF the importer refuses."""
     from ..simulation import setup_robot
@@ -122,7 +123,7 @@ def setup_model(source, gravity=None, **options):
             return setup_robot(source.text, gravity=vector,
                                base_dir=os.path.dirname(os.path.abspath(source.path)),
                                import_options=options, floating_base=source.floating_base,
-                               ground=world.contact_ground() if world is not None else None,
+                               ground=world.contact_ground() if world is not None else ground,
                                **initial)
         except (URDFError, ValueError) as err:
             raise CommandError('%s: %s' % (source.path, err)) from None

@@ -22,6 +22,15 @@ def add_floating_base_argument(parser):
                              'are the pose\'s chart coordinates (docs/free-bodies.md)')
 
 
+def add_ground_argument(parser):
+    """``--ground HEIGHT MU``: a contact ground plane under the model."""
+    parser.add_argument('--ground', nargs=2, type=float, metavar=('HEIGHT', 'MU'),
+                        default=None,
+                        help='a ground plane z = HEIGHT [m] with Coulomb friction MU on which '
+                             'the collision spheres, boxes and capsules rest (a world file '
+                             'gives its own)')
+
+
 def add_limits_argument(parser):
     """``--no-limits``: the URDF's joint limits not enforced (they are by default)."""
     parser.add_argument('--no-limits', dest='limits', action='store_false',

@@ -24,8 +24,8 @@ import numpy as np
 
 from . import CommandError
 from .models import import_model, resolve_model, setup_model
-from .options import (add_floating_base_argument, add_limits_argument, add_progress_arguments,
-                      check_output, show_progress)
+from .options import (add_floating_base_argument, add_ground_argument, add_limits_argument,
+                      add_progress_arguments, check_output, show_progress)
 
 HELP = 'simulate a model offline, record it (npz, csv, MCAP), plot it'
 
@@ -64,10 +64,12 @@ def add_arguments(parser):
                              'defaults)')
     add_floating_base_argument(parser)
     add_limits_argument(parser)
+    add_ground_argument(parser)
     add_progress_arguments(parser)
 
 
-def start_state(spec, gravity, dt, initial, velocity=(), floating_base=False, limits=True):
+def start_state(spec, gravity, dt, initial, velocity=(), floating_base=False, limits=True,
+                ground=None):
     """What ``simulate`` and ``view`` start from: (source, setup, demo or None, dt [s], q0
     (nQ,), v0 (nQ,)): the model of ``spec`` set up as the simulator node sets it up
     (:class:`ros_vi.simulation.RobotSetup`; its importer quirks printed as warnings), a
@@ -75,10 +77,10 @@ def start_state(spec, gravity, dt, initial, velocity=(), floating_base=False, li
     values, unless ``dt``, ``initial`` or ``velocity`` (['joint=value', ...]) say
     otherwise; ``floating_base``: the root link on a free joint (:func:`resolve_model`);
     ``limits``: the URDF's joint limits enforced (a joint whose limits exclude its URDF zero
-    then starts on the nearest bound)."""
+    then starts on the nearest bound); ``ground`` ``(height, friction)``: a contact ground."""
     from ..control import DEMOS         # numba kernels: loaded once a model is asked for
     source = resolve_model(spec, floating_base)
-    setup = setup_model(source, gravity, enforce_limits=limits)
+    setup = setup_model(source, gravity, ground=ground, enforce_limits=limits)
     plant = setup.system
     for q in setup.warnings:
         print('warning: %s' % q, file=sys.stderr)
@@ -196,7 +198,8 @@ def run(args):
         check_output(args.animate, '--animate')
     source, setup, demo, dt, q0, v0 = start_state(args.model, args.gravity, args.dt,
                                                   args.initial, args.velocity,
-                                                  args.floating_base, args.limits)
+                                                  args.floating_base, args.limits,
+                                                  args.ground)
     plant = setup.system
     with_demo = demo is not None and args.controller != 'none'
     duration = args.duration or (demo.duration if with_demo else DEFAULT_DURATION)

@@ -27,7 +27,7 @@ import numpy as np
 from . import CommandError
 from .simulate import CONTROLLERS, DEFAULT_DT, _controller, start_state
 from .models import import_model, read_recording, resolve_model
-from .options import add_floating_base_argument, add_limits_argument
+from .options import add_floating_base_argument, add_ground_argument, add_limits_argument
 
 HELP = 'a live 3D view of a robot in the browser (simulation, recording or ROS)'
 
@@ -69,6 +69,7 @@ def add_arguments(parser):
                         help='stop after S wall-clock seconds (default: run until Ctrl-C)')
     add_floating_base_argument(parser)
     add_limits_argument(parser)
+    add_ground_argument(parser)
 
 
 def run(args):
@@ -220,7 +221,7 @@ def _live(args):
     source, setup, demo, dt, q0, _ = start_state(args.target, args.gravity, args.dt,
                                                  args.initial,
                                                  floating_base=args.floating_base,
-                                                 limits=args.limits)
+                                                 limits=args.limits, ground=args.ground)
     plant = setup.system
     names = [c.name for c in plant.configs]
     controller, _ = _controller(args.controller, source,

@@ -204,6 +204,10 @@ class SimulatorParameters(RobotParameters):
                                     'root link on tf; odom\'s header.frame_id)', string())
     publish_odometry: bool = param(True, 'publish odom (nav_msgs/Odometry) of a floating base '
                                          'with every state', boolean)
+    ground: list = param([], 'height [m] and Coulomb friction coefficient of a ground plane '
+                             'z = height that the robot\'s collision spheres, boxes and '
+                             'capsules rest on (docs/contact.md); empty: none (a world_file '
+                             'gives its own)', numbers())
     rate: float = param(500.0, 'tick rate of the simulation loop [Hz of simulation time]',
                         number(0.0, low_open=True))
     substeps: int = param(1, 'VI steps per tick', number(1, integer=True))
@@ -311,6 +315,11 @@ class SimulatorParameters(RobotParameters):
             if value and not self.floating_base:
                 raise ParameterError('parameter %s: needs floating_base:=true (the robot\'s '
                                      'base is fixed)' % name)
+        if len(self.ground) not in (0, 2) or (self.ground and self.ground[1] < 0):
+            raise ParameterError('parameter ground: expected height [m] and a friction '
+                                 'coefficient >= 0 (or none), got %s' % list(self.ground))
+        if self.ground and self.world_file.strip():
+            raise ParameterError('parameter ground: a world_file gives its own ground')
         self.odom_frame = self.odom_frame.strip()
         if self.floating_base and not self.odom_frame:
             raise ParameterError('parameter odom_frame: a frame name is needed with '
@@ -530,7 +539,8 @@ def robot_setup(cfg, **options):
                             where='parameter ' + where,
                             import_options={'inertia': cfg.urdf_inertia,
                                             'enforce_limits': cfg.enforce_limits},
-                            ground=world.contact_ground() if world is not None else None,
+                            ground=(world.contact_ground() if world is not None else
+                                    tuple(getattr(cfg, 'ground', ())) or None),
                             **options)
         setup.world = world
         return setup

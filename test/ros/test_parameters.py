@@ -56,6 +56,10 @@ def test_integers_are_accepted_for_floats():
     (dict(urdf_file=''), 'parameters robot_description and urdf_file: one is required'),
     (dict(robot_description='<robot/>'), 'give one, not both'),
     (dict(world_file='w.yaml'), 'parameters urdf_file and world_file: give one, not both'),
+    (dict(ground=[0.0]), 'parameter ground: expected height'),
+    (dict(ground=[0.0, -0.5]), 'friction coefficient >= 0'),
+    (dict(urdf_file='', world_file='w.yaml', ground=[0.0, 0.5]),
+     'parameter ground: a world_file gives its own ground'),
 ])
 def test_simulator_errors_name_the_parameter(overrides, match):
     args = dict(urdf_file='r.urdf')

@@ -46,3 +46,31 @@ def test_the_dropped_bodies_rest_on_the_ground(probe, drop):
         probe.unsubscribe(tf)
     ball = next(t for t in msg.transforms if t.child_frame_id == 'ball')
     assert abs(transform_to_matrix(ball.transform)[2, 3] - 0.1) <= 1e-9
+
+
+BALL_URDF = """<robot name="ball"><link name="ball">
+  <inertial><mass value="1"/><inertia ixx="0.004" iyy="0.004" izz="0.004" ixy="0" ixz="0"
+    iyz="0"/></inertial>
+  <collision><geometry><sphere radius="0.1"/></geometry></collision></link></robot>"""
+
+
+def test_a_ground_parameter_holds_a_floating_robot(probe):
+    """A plain URDF with ``ground``: its floating base (a ball) falls from 0.5 m and rests on
+    the ground at its radius."""
+    proc = SimProcess({'robot_description': BALL_URDF, 'floating_base': True,
+                       'initial_base_pose': [0.0, 0.0, 0.5, 0.0, 0.0, 0.0],
+                       'ground': [0.0, 0.8], 'rate': 500.0, 'publish_rate': 50.0,
+                       'real_time_factor': 0.0, 'diagnostics_period': 0.2})
+    try:
+        proc.wait_started()
+        diag = probe.subscribe(DiagnosticArray, proc.topic('diagnostics'))
+        try:
+            msg = diag.wait(lambda m: float(kv(m)['sim_time']) > 1.0, timeout=120,
+                            what='diagnostics after 1 s of simulation')
+        finally:
+            probe.unsubscribe(diag)
+        values = kv(msg)
+        assert values['contacts'] == '1' and values['contacts_active'] == '1'
+        assert abs(float(values['contact_gap_min'])) <= 1e-12
+    finally:
+        proc.stop_cleanly()
