@@ -25,14 +25,19 @@ def drop(probe):
     proc.stop_cleanly()
 
 
-def test_the_dropped_bodies_rest_on_the_ground(probe, drop):
-    diag = probe.subscribe(DiagnosticArray, drop.topic('diagnostics'))
+def diagnostics_after(probe, proc, seconds):
+    """The key/values of the first diagnostics after ``seconds`` of simulation."""
+    diag = probe.subscribe(DiagnosticArray, proc.topic('diagnostics'))
     try:
-        msg = diag.wait(lambda m: float(kv(m)['sim_time']) > 1.5, timeout=120,
-                        what='diagnostics after 1.5 s of simulation')
+        msg = diag.wait(lambda m: float(kv(m)['sim_time']) > seconds, timeout=120,
+                        what='diagnostics after %g s of simulation' % seconds)
     finally:
         probe.unsubscribe(diag)
-    values = kv(msg)
+    return kv(msg)
+
+
+def test_the_dropped_bodies_rest_on_the_ground(probe, drop):
+    values = diagnostics_after(probe, drop, 1.5)
     # the ball on one point, the crate flat on its four bottom corners, none sliding
     assert values['contacts'] == '9'
     assert values['contacts_active'] == '5' and values['contacts_sliding'] == '0'
@@ -63,13 +68,7 @@ def test_a_ground_parameter_holds_a_floating_robot(probe):
                        'real_time_factor': 0.0, 'diagnostics_period': 0.2})
     try:
         proc.wait_started()
-        diag = probe.subscribe(DiagnosticArray, proc.topic('diagnostics'))
-        try:
-            msg = diag.wait(lambda m: float(kv(m)['sim_time']) > 1.0, timeout=120,
-                            what='diagnostics after 1 s of simulation')
-        finally:
-            probe.unsubscribe(diag)
-        values = kv(msg)
+        values = diagnostics_after(probe, proc, 1.0)
         assert values['contacts'] == '1' and values['contacts_active'] == '1'
         assert abs(float(values['contact_gap_min'])) <= 1e-12
     finally:
