@@ -166,7 +166,10 @@ def test_lockstep_swing_up_holds_real_time_and_starts_without_a_missing_command(
     assert int(kv(report)['lockstep_timeouts']) == 0, kv(report)
     ticks = np.round(stamps / 0.02).astype(int)
     assert np.allclose(stamps, ticks * 0.02, rtol=0, atol=1e-9)
-    assert np.all(np.diff(ticks) >= 1)
+    # a state the simulator re-publishes while it waits for the controller's answer (for
+    # a controller that joined after it went out) repeats its tick; no tick goes back
+    assert np.all(np.diff(ticks) >= 0)
+    ticks = np.unique(ticks)
     assert len(ticks) >= 0.9 * (ticks[-1] - ticks[0] + 1)
     theta = last.position[0]
     assert abs(math.remainder(theta - math.pi, 2 * math.pi)) < 0.05
