@@ -238,3 +238,172 @@ objects:
     assert [c.name for c in setup.system.contacts] == ['ball_ground_0']
     assert any('can (cylinder)' in str(w) and 'not in contact yet' in str(w)
                for w in setup.warnings)
+
+
+# --------------------------------------------------------------------------- derivatives
+def test_contact_hessians_match_finite_differences():
+    """The contacts' second derivatives (exact, from the joints' twists) against central
+    differences of their first: the shipped quadruped on a floating base with its feet
+    and trunk corners on the ground, its base chart turned, at a random configuration."""
+    from ros_vi.mechanics.contact import contact_hessians, contact_kinematics
+    from ros_vi.mechanics.free import xyz_rotation
+    from ros_vi.urdf import import_urdf_file
+    from ros_vi.urdf.contacts import ground_contacts
+    from ros_vi.resources import shipped_model
+    s = import_urdf_file(shipped_model('quadruped'), floating_base=True)
+    with pytest.warns(UserWarning, match='cylinder'):
+        ground_contacts(s, height=-1.0, friction=0.5)
+    (joint,) = s.free_joints
+    pose = np.eye(4)
+    pose[:3, :3] = xyz_rotation(np.array([0.3, -0.4, 1.1]))
+    joint.reference_frame.transform_value = pose
+    q = np.random.default_rng(3).normal(size=s.nQ) * 0.5
+    hess, dslip = contact_hessians(s, q)
+    h = 1e-6
+    for j in range(s.nQ):
+        e = np.zeros(s.nQ)
+        e[j] = h
+        _, n_plus, t_plus = contact_kinematics(s, q + e)
+        _, n_minus, t_minus = contact_kinematics(s, q - e)
+        assert np.abs(hess[:, :, j] - (n_plus - n_minus) / (2 * h)).max() <= 1e-8
+        assert np.abs(dslip[:, :, :, j] - (t_plus - t_minus) / (2 * h)).max() <= 1e-8
+    assert np.abs(hess - hess.transpose(0, 2, 1)).max() <= 1e-15
+    assert np.abs(dslip).max() > 0.1
+
+
+def arm_above_floor(friction, clearance=1e-4):
+    """A planar two-link arm (joints about y, links 0.5 m, 1 kg at each tip, torques u1,
+    u2) whose tip is ``clearance`` above a floor at its start configuration (0.6, -1.0)."""
+    s = trep.System()
+    link1 = trep.Frame(s.world_frame, trep.RY, 'j1', name='link1')
+    elbow = trep.Frame(link1, trep.TZ, -0.5, mass=1.0, name='elbow')
+    link2 = trep.Frame(elbow, trep.RY, 'j2', name='link2')
+    tip = trep.Frame(link2, trep.TZ, -0.5, mass=1.0, name='tip')
+    trep.potentials.Gravity(s, (0.0, 0.0, -G))
+    trep.forces.ConfigForce(s, 'j1', 'u1')
+    trep.forces.ConfigForce(s, 'j2', 'u2')
+    q1 = np.array([0.6, -1.0])
+    s.set_state(q1)
+    floor = tip.p()[2] - clearance
+    SphereOnPlane(s, tip, plane_point=(0.0, 0.0, floor), friction=friction, name='tip_floor')
+    return s, q1
+
+
+def _first(vi):
+    """(dq2/dx, dp2/dx) of vi's step, x = (q1, p1, u1)."""
+    return (np.hstack([vi.q2_dq1(), vi.q2_dp1(), vi.q2_du1()]),
+            np.hstack([vi.p2_dq1(), vi.p2_dp1(), vi.p2_du1()]))
+
+
+@pytest.mark.parametrize('friction, torque, mode', [(1.0, (0.0, 0.0), 'stick'),
+                                                    (0.05, (3.0, -1.0), 'slide')])
+def test_step_derivatives_through_a_contact_match_finite_differences(friction, torque, mode):
+    """The arm's tip strikes the floor within the step and sticks (or slides): the step's
+    first derivatives (implicit function theorem on the solved step with its contact's
+    mode) against central differences of the step, and its second derivatives against
+    central differences of the first (the mode is the same at every perturbed start)."""
+    s, q1 = arm_above_floor(friction)
+    p1, u1 = np.array([0.3, 0.5]), np.array(torque)
+    vi = trep.MidpointVI(s, tolerance=1e-13)
+    nq = s.nQ
+    cuts = (nq, 2 * nq)
+
+    def step_from(x):
+        q, p, u = np.split(x, cuts)
+        vi.initialize_from_state(0.0, q, p)
+        vi.step(DT, u)
+        assert vi.contact_modes == [mode]
+        return vi
+    x0 = np.concatenate([q1, p1, u1])
+    step_from(x0)
+    Dq, Dp = _first(vi)
+    second_q = vi.q2_dq1dq1()                            # [q1_i, q1_j, q2]
+    second_p = vi.p2_dq1dp1()                            # [q1_i, p1_j, p2]
+    h = 1e-6
+    for j in range(x0.size):
+        e = np.zeros(x0.size)
+        e[j] = h
+        plus = step_from(x0 + e)
+        q_plus, p_plus = plus.q2.copy(), plus.p2.copy()
+        first_plus = _first(plus)
+        minus = step_from(x0 - e)
+        first_minus = _first(minus)
+        assert np.abs(Dq[:, j] - (q_plus - minus.q2) / (2 * h)).max() <= 1e-8 * np.abs(Dq).max()
+        assert np.abs(Dp[:, j] - (p_plus - minus.p2) / (2 * h)).max() <= 1e-8 * np.abs(Dp).max()
+        if j < nq:
+            dDq = (first_plus[0] - first_minus[0]) / (2 * h)
+            dDp = (first_plus[1] - first_minus[1]) / (2 * h)
+            assert np.abs(second_q[:, j, :] - dDq[:, :nq].T).max() <= 1e-7 * max(
+                1.0, np.abs(second_q).max())
+            assert np.abs(second_p[j, :, :] - dDp[:, nq:2 * nq].T).max() <= 1e-7 * max(
+                1.0, np.abs(second_p).max())
+    assert vi.contact_impulses[0][0] > 0.1          # a real impact, not a graze
+
+
+@pytest.mark.parametrize('friction, velocity, mode', [(1.0, (0.2, 0.1, -0.5), 'stick'),
+                                                      (0.1, (2.0, 0.5, -0.5), 'slide')])
+def test_free_body_step_derivatives_through_a_contact_match_finite_differences(
+        friction, velocity, mode):
+    """A spinning ball (unequal inertia) strikes the ground within the step, its chart
+    turned and its start off the chart's centre: first derivatives against central
+    differences of the step (results in the nominal step's charts), second derivatives of
+    the position against differences of the first."""
+    from ros_vi.mechanics.free import xyz_rotation
+    s = trep.System()
+    joint = FreeJoint(s.world_frame, 'ball')
+    joint.body.set_inertia(1.0, np.diag([0.004, 0.005, 0.006]))
+    trep.potentials.Gravity(s, (0.0, 0.0, -G))
+    SphereOnPlane(s, joint.body, radius=0.1, friction=friction, name='ball_ground')
+    chart = np.eye(4)
+    chart[:3, :3] = xyz_rotation(np.array([0.3, 0.4, -0.2]))
+
+    def step_from(q, p):
+        vi = trep.MidpointVI(s, tolerance=1e-13, min_iterations=2)
+        joint.reference_frame.transform_value = chart
+        vi.initialize_from_state(0.0, q, p)
+        vi.step(DT)
+        assert vi.contact_modes == [mode]
+        return vi, vi.q2.copy(), vi.p2.copy(), joint.reference_attitude.copy()
+    q1 = np.array([0.0, 0.0, 0.1 + 2e-4, 0.1, -0.05, 0.2])
+    p1 = np.concatenate([velocity, (0.01, 0.002, 0.003)])
+    vi, q2, p2, R2 = step_from(q1, p1)
+    Dq = np.hstack([vi.q2_dq1(), vi.q2_dp1()])
+    Dp = np.hstack([vi.p2_dq1(), vi.p2_dp1()])
+    Zq, Zp = vi.q2_dq1dq1(), vi.p2_dq1dp1()
+    x0 = np.concatenate([q1, p1])
+    h = 1e-6
+    for j in range(12):
+        out = []
+        for sign in (1.0, -1.0):
+            x = x0.copy()
+            x[j] += sign * h
+            v, q, p, R = step_from(x[:6], x[6:])
+            s.free_charts.express(R[None], R2[None], q, p)
+            # (translation rows of the first derivatives: no chart touches them)
+            out.append((q, p, v.q2_dq1()[:3], v.p2_dp1()[:3]))
+        (qa, pa, Fa, Ga), (qb, pb, Fb, Gb) = out
+        assert np.abs(Dq[:, j] - (qa - qb) / (2 * h)).max() <= 1e-8 * np.abs(Dq).max()
+        assert np.abs(Dp[:, j] - (pa - pb) / (2 * h)).max() <= 1e-8 * np.abs(Dp).max()
+        if j < 6:
+            assert np.abs(Zq[:, j, :3] - ((Fa - Fb) / (2 * h)).T).max() <= 1e-7 * max(
+                1.0, np.abs(Zq).max())
+            assert np.abs(Zp[j, :, :3] - ((Ga - Gb) / (2 * h)).T).max() <= 1e-7 * max(
+                1.0, np.abs(Zp).max())
+
+
+def test_a_linearisation_through_a_contact_matches_finite_differences():
+    """DSystem (the trajectory tools' discrete system) linearises a step whose tip strikes
+    the floor and slides: fdx and fdu against central differences of f.  (Stuck, the
+    two-link tip cannot move at all: fdu is 0 there.)"""
+    from ros_vi.discopt import DSystem
+    s, q1 = arm_above_floor(friction=0.05)
+    vi = trep.MidpointVI(s, tolerance=1e-13)
+    dsys = DSystem(vi, np.arange(0.0, 0.01, DT))
+    X = dsys.build_state(Q=q1, p=np.array([0.3, 0.5]))
+    U = np.array([3.0, -1.0])
+    # (fdu is small, 1e-3: its differences need a longer step to rise above rounding)
+    for name, delta, bound in (('check_fdx', 1e-6, 1e-8), ('check_fdu', 1e-4, 1e-6)):
+        r = getattr(dsys, name)(X, U, 0, delta)
+        assert r.exact_norm > 0.0
+        assert r.error < bound * r.exact_norm, (name, r)
+    assert vi.contact_modes == ['slide']

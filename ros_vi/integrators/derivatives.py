@@ -24,8 +24,11 @@ import numpy as np
 
 from ..mechanics import dynamics
 from ..mechanics.free import (centre_partials, centre_partials_derivatives, recentre_jacobian,
-                              start_second_partials)
-from .general_step import constraint_jacobian_at, set_midpoint
+                              start_second_partials, start_turn_partials)
+from ..mechanics.contact import contact_hessians, contact_kinematics
+from .general_step import (border_contacts, constraint_jacobian_at, set_midpoint,
+                           slip_direction)
+from .newton import OPEN, STICK
 
 _FIRST = ('_dq1', '_dp1', '_du1', '_dk2')      # the blocks of x, in order
 
@@ -138,10 +141,66 @@ def packed_first(Zq, Zp, system):
     return d
 
 
-def first_derivatives(system, t1, t2, q1, q2, u1, lambda1, held=()):
+def _contact_partials(system, q1, q2, modes, impulses, hints):
+    """The active contacts' part of the equations of the step from q1 to q2
+    (:mod:`general_step`), for contact ``modes`` (k,) with ``impulses`` (k, 3) (gamma,
+    beta) and slide ``hints`` (k, 2): ``(lam (na,), border (callable on the bordered matrix), E_q1 (nd, nQ), R_q1 (na,
+    nQ), R_k2 (na, nQk))`` with lam the contacts' multipliers, E_q1 their impulse's
+    derivative by q1 (the force directions are those at q1: second derivatives of the
+    geometry, :func:`~ros_vi.mechanics.contact.contact_hessians`) and R_q1, R_k2 the
+    derivatives of their rows (gap at q2, a sticking contact's slip over the step) by q1
+    and by the kinematic configs of q2."""
+    nd, nq = system.nQd, system.nQ
+    contacts = system.contacts
+    _, normal1, slip1 = contact_kinematics(system, q1, contacts)
+    _, normal2, _ = contact_kinematics(system, q2, contacts)
+    hess, dslip = contact_hessians(system, q1, contacts)
+    delta = (q2 - q1)[:nd]
+    # the step's increment by q1 at q2 fixed: -1, but with free joints the rotation's
+    # chart moves with the start (start_turn_partials), and the slip Jacobian's rotation
+    # columns, which act on body rates, turn with it
+    increment = -np.eye(nd, nq)
+    if system.free_charts is not None:
+        for rot in system.free_charts.rotation:
+            dc, D = start_turn_partials(delta[rot])
+            increment[np.ix_(rot, rot)] = dc - D
+    lam, E_q1, R_q1, R_k2 = [], np.zeros((nd, nq)), [], []
+    for m, c in enumerate(contacts):
+        if modes[m] == OPEN:
+            continue
+        T1 = slip1[m, :, :nd]
+        G = dslip[m, :, :nd, :]                      # (2, nd, nQ): dT1[a, i] / dq1_j
+        # the slip over the step, T1(q1) (q2 - q1)_d, by q1
+        ds = np.einsum('aij,i->aj', G, delta) + T1 @ increment
+        gamma = impulses[m, 0]
+        E_q1 += gamma * hess[m][:nd]                 # - lambda_n d n1 / dq1
+        lam.append(-gamma)
+        R_q1.append(np.zeros((1, nq)))
+        R_k2.append(normal2[m, None, nd:])
+        if modes[m] == STICK:
+            beta = impulses[m, 1:]
+            E_q1 += np.einsum('a,aij->ij', beta, G)
+            lam.extend(-beta)
+            R_q1.append(ds)
+            R_k2.append(np.zeros((2, nq - nd)))
+        elif c.friction > 0.0:
+            # friction mu gamma u(s) against the slip s (the sign of general_step's term
+            # + mu lambda_n T1^T u, lambda_n = -gamma)
+            u, du = slip_direction(T1 @ delta, hints[m])
+            E_q1 -= c.friction * gamma * (np.einsum('a,aij->ij', u, G) + T1.T @ du @ ds)
+    lam = np.array(lam)
+
+    def border(A):
+        return border_contacts(A, A.shape[0] - lam.shape[0], contacts, modes, normal1,
+                               normal2, slip1, lam, delta, hints)
+    return lam, border, E_q1, np.vstack(R_q1), np.vstack(R_k2)
+
+
+def first_derivatives(system, t1, t2, q1, q2, u1, lambda1, held=(), active=None):
     """First derivatives of the solved step (t1, q1) -> (t2, q2) [s, (nQ,)] with input u1
     (nu,) and multipliers lambda1 (nc,) (module docstring), by NumPy for any System; the
-    dict also keeps the step's bordered DEL Jacobian ``'_A'`` (nd + nc, nd + nc) and
+    dict also keeps the step's bordered DEL Jacobian ``'_A'`` (nd + nc + na, the same; na
+    the active contacts' rows) and
     ``'_P2'`` = d(D2 Ld)/dq2 for :func:`second_derivatives`.  Leaves the System at the
     step's midpoint.
 
@@ -149,33 +208,53 @@ def first_derivatives(system, t1, t2, q1, q2, u1, lambda1, held=()):
     the bound whatever the inputs, and their DEL row gives the limit's impulse instead of
     an equation; so for the same held set (where the contact mode does not change) their
     rows of dq2/dx are 0 and the other rows solve the DEL without them.  p2 = D2Ld(q1, q2)
-    holds either way."""
+    holds either way.
+
+    ``active``: the step's contacts, ``(modes (k,), impulses (k, 3), slide hints (k, 2))``
+    as :class:`~ros_vi.integrators.general_step.GeneralStep` left them: the derivatives
+    are those of the step with the same contacts open, sticking and sliding (the map is
+    smooth while none changes mode; a sliding contact's friction direction is
+    differentiated with its slip).  Their rows and multipliers join the constraints' in
+    the bordered Jacobian (not in the returned lambda1 rows)."""
     s = system
     nd, nk, nc, nu, nq = s.nQd, s.nQk, s.nc, s.nu, s.nQ
+    if active is not None and not np.any(active[0] != OPEN):
+        active = None
+    if active is not None:
+        lam_c, border, C_q1, R_q1, R_k2 = _contact_partials(s, q1, q2, *active)
+        na = lam_c.shape[0]
+    else:
+        na = 0
     Dh1 = constraint_jacobian_at(s, q1) if nc else np.zeros((0, nq))
     H1 = (dynamics.constraint_hessians(s) if nc else np.zeros((0, nq, nq)))
     Dh2 = constraint_jacobian_at(s, q2) if nc else np.zeros((0, nq))
     set_midpoint(s.data, t1, t2, q1, q2, u1)
     J2, J1, P2, P1, Fu = midpoint_partials(s, t2 - t1, q1, q2)
-    A = np.zeros((nd + nc, nd + nc))
+    A = np.zeros((nd + nc + na, nd + nc + na))
     A[:nd, :nd] = J2[:, :nd]
-    A[:nd, nd:] = -Dh1[:, :nd].T
-    A[nd:, :nd] = Dh2[:, :nd]
+    A[:nd, nd:nd + nc] = -Dh1[:, :nd].T
+    A[nd:nd + nc, :nd] = Dh2[:, :nd]
     E_q1 = J1 - np.einsum('c,cij->ij', lambda1, H1)[:nd] if nc else J1
     # one solve for every right-hand side: [dE/dq1, dE/dp1, dE/du1, dE/dk2]
-    rhs = np.zeros((nd + nc, nq + nd + nu + nk))
+    rhs = np.zeros((nd + nc + na, nq + nd + nu + nk))
     rhs[:nd, :nq] = E_q1
     rhs[:nd, nq:nq + nd] = np.eye(nd)
     rhs[:nd, nq + nd:nq + nd + nu] = Fu
     rhs[:nd, nq + nd + nu:] = J2[:, nd:]
-    rhs[nd:, nq + nd + nu:] = Dh2[:, nd:]
+    rhs[nd:nd + nc, nq + nd + nu:] = Dh2[:, nd:]
+    if na:
+        A = border(A)
+        rhs[:nd, :nq] += C_q1
+        rhs[nd + nc:, :nq] = R_q1
+        rhs[nd + nc:, nq + nd + nu:] = R_k2
     for i in held:
         A[i, :] = 0.0
         A[i, i] = 1.0
         rhs[i, :] = 0.0
-    z = -np.linalg.solve(A, rhs) if nd + nc else rhs
+    z = -np.linalg.solve(A, rhs) if nd + nc + na else rhs
     for i in held:
         z[i] = 0.0             # exactly (the solve leaves rounding there)
+    z = z[:nd + nc]            # (the contacts' multipliers are internal)
     z_q1, z_p1 = z[:, :nq], z[:, nq:nq + nd]
     z_u1, z_k2 = z[:, nq + nd:nq + nd + nu], z[:, nq + nd + nu:]
     d = {'q2_dq1': z_q1[:nd], 'q2_dp1': z_p1[:nd], 'q2_du1': z_u1[:nd],

@@ -181,6 +181,56 @@ def newton_jacobian(system, dt, delta=None):
     return J
 
 
+def slip_direction(d, hint):
+    """Unit slip direction (2,) for the slip ``d`` (2,) [m] of a contact over a step, and
+    its derivative by d (2, 2); at a slip too small to have a direction, ``hint`` (the
+    direction the slide started from) with derivative 0."""
+    size = np.hypot(d[0], d[1])
+    if size <= SLIP_FLOOR:
+        return hint, np.zeros((2, 2))
+    u = d / size
+    return u, (np.eye(2) - np.outer(u, u)) / size
+
+
+def active_rows(modes):
+    """The active contacts' multiplier count for their ``modes`` (k,): 3 for a sticking
+    one (normal, two tangential), 1 for a sliding one (normal; its friction follows)."""
+    return int(np.sum(np.where(modes == STICK, 3, np.where(modes == SLIDE, 1, 0))))
+
+
+def border_contacts(A, row, contacts, modes, normal1, normal2, slip1, lam, delta, hints):
+    """Border the Newton matrix ``A`` of a step (its DEL block filled in) with the active
+    contacts' columns (their multipliers ``lam``, from row/column ``row`` on) and rows:
+    forces along the directions at q1 (``normal1`` (k, nQ), ``slip1`` (k, 2, nQ)), gaps
+    at q2 (``normal2``), a sticking contact's slip over the step and a sliding one's
+    friction (slip ``slip1 @ delta`` for the step's increment ``delta`` (nd,); ``hints``
+    (k, 2) as :func:`slip_direction`'s), each row with its :data:`COMPLIANCE`.  The DEL
+    rows are A's first nd."""
+    nd = delta.shape[0]
+    j = 0
+    for m, c in enumerate(contacts):
+        if modes[m] == OPEN:
+            continue
+        n1, T1 = normal1[m, :nd], slip1[m, :, :nd]
+        A[:nd, row] = -n1
+        A[row, :nd] = normal2[m, :nd]
+        A[row, row] = COMPLIANCE
+        if modes[m] == STICK:
+            A[:nd, row + 1:row + 3] = -T1.T
+            A[row + 1:row + 3, :nd] = T1
+            A[row + 1, row + 1] = A[row + 2, row + 2] = COMPLIANCE
+            row += 3
+            j += 3
+        else:
+            if c.friction > 0.0:
+                u, du = slip_direction(T1 @ delta, hints[m])
+                A[:nd, row] += c.friction * (T1.T @ u)
+                A[:nd, :nd] += c.friction * lam[j] * (T1.T @ du @ T1)
+            row += 1
+            j += 1
+    return A
+
+
 class GeneralStep:
     """The DEL of one step of ``system`` on the general path, and its Newton solve.
 
@@ -238,6 +288,10 @@ class GeneralStep:
         self.slip1 = np.zeros((k, 2, system.nQ))
         self.gap2 = np.zeros(k)
         self.slide_hint = np.zeros((k, 2))        # slip direction a slide starts from
+        # an active set a solve keeps as it is, or None: ({config: bound} held, contact
+        # modes (k,)); the derivatives' re-solves of a step hold its own (the map whose
+        # derivatives they are is the one of a fixed active set)
+        self.frozen = None
 
     def forget_factors(self):
         """A restart (MidpointVI's history forgotten) drops the Newton factors and their
@@ -357,19 +411,12 @@ class GeneralStep:
         return r
 
     def _active_rows(self):
-        """The active contacts' multiplier count: 3 for a sticking one (normal, two
-        tangential), 1 for a sliding one (normal; its friction follows from it)."""
-        return int(np.sum(np.where(self.mode == STICK, 3, np.where(self.mode == SLIDE, 1, 0))))
+        """The active contacts' multiplier count (:func:`active_rows`)."""
+        return active_rows(self.mode)
 
     def _slip_direction(self, m, d):
-        """Unit slip direction (2,) of contact m for the slip ``d`` (2,) over the step, and
-        the derivative of that direction by d (2, 2); at a slip too small to have a
-        direction, the one the slide started from (:attr:`slide_hint`)."""
-        size = np.hypot(d[0], d[1])
-        if size <= SLIP_FLOOR:
-            return self.slide_hint[m], np.zeros((2, 2))
-        u = d / size
-        return u, (np.eye(2) - np.outer(u, u)) / size
+        """:func:`slip_direction` of contact m for the slip ``d`` (2,)."""
+        return slip_direction(d, self.slide_hint[m])
 
     def _active_contacts(self):
         """``(m, contact, mode, normal (nd,), slip (2, nd))`` of each active contact, in
@@ -409,29 +456,13 @@ class GeneralStep:
 
     def _contact_jacobian(self, A, delta, lam):
         """Border the Newton matrix ``A`` (its DEL block and the constraints' filled in)
-        with the active contacts' columns (their multipliers) and rows."""
+        with the active contacts' columns (their multipliers) and rows
+        (:func:`border_contacts`)."""
         s = self.system
         nd, nc = s.nQd, s.nc
-        row = nd + nc
-        j = 0
-        for m, c, mode, n1, T1 in self._active_contacts():
-            A[:nd, row] = -n1
-            A[row, :nd] = self.normal2[m, :nd]
-            A[row, row] = COMPLIANCE
-            if mode == STICK:
-                A[:nd, row + 1:row + 3] = -T1.T
-                A[row + 1:row + 3, :nd] = T1
-                A[row + 1, row + 1] = A[row + 2, row + 2] = COMPLIANCE
-                row += 3
-                j += 3
-            else:
-                if c.friction > 0.0:
-                    u, du = self._slip_direction(m, T1 @ delta[:nd])
-                    A[:nd, row] += c.friction * (T1.T @ u)
-                    A[:nd, :nd] += c.friction * lam[nc + j] * (T1.T @ du @ T1)
-                row += 1
-                j += 1
-        return A
+        return border_contacts(A, nd + nc, self.contacts, self.mode, self.normal1,
+                               self.normal2, self.slip1, lam[nc:], delta[:nd],
+                               self.slide_hint)
 
     def _hold_fixed(self, A):
         """The Newton matrix ``A`` with the rows and columns of the configs held at their
@@ -499,12 +530,16 @@ class GeneralStep:
         nd, nc = self.system.nQd, self.system.nc
         index, lower, upper = self.limit_index, self.limit_lower, self.limit_upper
         q1 = self.q1
-        # configs that start on a bound stay there unless their impulse says otherwise
-        self.fixed = {int(i): float(q1[i]) for i, lo, up in zip(index, lower, upper)
-                      if q1[i] == lo or q1[i] == up}
-        # contacts start as the last root left them; a sliding one is tried sticking first
-        # (its stick impulse then says whether, and which way, it slides)
-        self.mode = np.where(self.last_mode == SLIDE, STICK, self.last_mode)
+        frozen = self.frozen
+        if frozen is not None:
+            self.fixed, self.mode = dict(frozen[0]), frozen[1].copy()
+        else:
+            # configs that start on a bound stay there unless their impulse says otherwise
+            self.fixed = {int(i): float(q1[i]) for i, lo, up in zip(index, lower, upper)
+                          if q1[i] == lo or q1[i] == up}
+            # contacts start as the last root left them; a sliding one is tried sticking
+            # first (its stick impulse then says whether, and which way, it slides)
+            self.mode = np.where(self.last_mode == SLIDE, STICK, self.last_mode)
         impulses = self.contact_impulse.copy()
         iterations = 0
         solves = 2 * index.shape[0] + 4 * len(self.contacts) + 2
@@ -522,7 +557,7 @@ class GeneralStep:
                 gamma[i] = -self.held_residual[k]
             q = q1 + delta
             changed = False
-            for i, lo, up in zip(index, lower, upper):
+            for i, lo, up in zip(index, lower, upper) if frozen is None else ():
                 i = int(i)
                 if i in self.fixed:
                     # an impulse towards the bound is not a contact: release the config
@@ -537,7 +572,8 @@ class GeneralStep:
                     self.fixed[i] = up
                     changed = True
             impulses = self._impulses(delta, lam2[nc:])
-            changed = self._update_modes(delta, impulses, tolerance) or changed
+            if frozen is None:
+                changed = self._update_modes(delta, impulses, tolerance) or changed
             if not changed:
                 # p2 = D2Ld on every config: the limits' impulse is part of the step's
                 self.impulse = self.impulse + gamma

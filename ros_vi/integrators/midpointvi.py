@@ -68,7 +68,7 @@ from ..mechanics.free import express_jacobian, xyz_rotation
 from . import derivatives, general_step, packed
 from .acceptance import A_DT, NCHECK, check_summary, rejection_reason
 from .fast_step import FastStepper, recenter_packed
-from .newton import CONTACT_TOLERANCE, LIMIT_SLACK
+from .newton import CONTACT_TOLERANCE, LIMIT_SLACK, SLIDE
 from ..mechanics.contact import contact_kinematics
 
 
@@ -223,6 +223,9 @@ class MidpointVI:
             raise ValueError('max_subdivisions must be an integer >= 0, got %r'
                              % (max_subdivisions,))
         self.max_subdivisions = int(max_subdivisions)
+        # a start must lie within the limits and off the contacts' planes (except for the
+        # perturbed starts of the second derivatives' differences)
+        self._start_checked = True
         system.add_structure_changed_func(self._structure_updated)
         self._structure_updated()
 
@@ -353,15 +356,12 @@ class MidpointVI:
         return (self._t1, self._t2, self._q1.copy(), self._q2.copy(), self._p1.copy(),
                 self._p2.copy(), self._u1.copy(), self._lambda1.copy(), list(self._history),
                 anchor, memory, self._composite, self._impulse.copy(), attitudes,
-                self._limit_impulse.copy(), self._held.copy(),
-                self._general.last_mode.copy(), self._general.contact_impulse.copy())
+                self._limit_impulse.copy(), self._active_set())
 
     def _restore(self, saved):
         (self._t1, self._t2, q1, q2, p1, p2, u1, lam, history, anchor, memory,
-         composite, impulse, attitudes, self._limit_impulse, self._held, modes,
-         contact_impulse) = saved
-        self._general.last_mode[:] = modes
-        self._general.contact_impulse[:] = contact_impulse
+         composite, impulse, attitudes, self._limit_impulse, active) = saved
+        self._set_active(active)
         if attitudes is not None:
             self._charts.set_attitudes(attitudes)
         self._q1[:], self._q2[:], self._p1[:], self._p2[:], self._u1[:] = q1, q2, p1, p2, u1
@@ -490,8 +490,9 @@ class MidpointVI:
         q1 = _vector(q1, self.nq, 'q1')
         p1 = _vector(p1, self.nd, 'p1')
         lam = np.zeros(self.nc) if lambda1 is None else _vector(lambda1, self.nc, 'lambda1')
-        self._check_limits(q1, 'q1')
-        self._check_contacts(q1, 'q1')
+        if self._start_checked:
+            self._check_limits(q1, 'q1')
+            self._check_contacts(q1, 'q1')
         self._t1 = self._t2 = float(t1)
         self._q1[:], self._q2[:] = q1, q1
         self._p1[:], self._p2[:] = p1, p1
@@ -807,8 +808,8 @@ class MidpointVI:
                         # the charts the substep ran in, and its start before they moved
                         part += (self._charts.attitudes(self._model),
                                  chart_in if j == 1 else (q_a, p_a))
-                    # last: the configs the substep held at a joint limit
-                    part += (self._held.copy(),)
+                    # last: the substep's active set (held configs, contacts)
+                    part += (self._active_set(),)
                     parts.append(part)
             except _StepFailed as exc:
                 iterations += getattr(exc, 'iterations', 0)
@@ -972,16 +973,28 @@ class MidpointVI:
 
     def _calc_deriv1_general(self):
         """First derivatives by NumPy (any system); their dict also keeps the DEL Jacobian
-        for the second derivatives."""
-        if self._general.last_mode.any():
-            raise NotImplementedError('derivatives of a step with an active contact are not '
-                                      'available yet (contacts %s)' % [
-                                          c.name for c, m in zip(self._system.contacts,
-                                                                 self._general.last_mode) if m])
+        for the second derivatives.  With contacts, those of the step with its contacts'
+        modes (:func:`derivatives.first_derivatives`)."""
+        g = self._general
+        active = ((g.last_mode, g.contact_impulse, g.slide_hint) if g.last_mode.any()
+                  else None)
         self._deriv1 = derivatives.first_derivatives(self._system, self._t1, self._t2,
                                                      self._q1, self._q2, self._u1,
-                                                     self._lambda1, self._held)
+                                                     self._lambda1, self._held, active)
         return self._deriv1
+
+    def _active_set(self):
+        """The last step's active set: ``(held configs, contact modes (k,), contact
+        impulses (k, 3), slide hints (k, 2))`` (copies)."""
+        g = self._general
+        return (self._held.copy(), g.last_mode.copy(), g.contact_impulse.copy(),
+                g.slide_hint.copy())
+
+    def _set_active(self, active):
+        """Make ``active`` (:meth:`_active_set`) the last step's active set."""
+        g = self._general
+        self._held = active[0]
+        g.last_mode[:], g.contact_impulse[:], g.slide_hint[:] = active[1:]
 
     def _calc_deriv2(self):
         """All second derivatives of (q2_d, p2, lambda1) w.r.t. x = (q1, p1, u1, k2), cached:
@@ -992,11 +1005,18 @@ class MidpointVI:
             return self._deriv2[1]
         if self._charts is not None and self._composite is None:
             d = self._calc_deriv1()
-            out = self._moving_chart_second_derivatives()
+            out = self._difference_second_derivatives()
             self._deriv2 = (d, out)
             return out
         if self._composite is not None:
             return self._composite_derivatives(second=True)[1]
+        if self._general.last_mode.any():
+            # an active contact: differences of the exact first derivatives, as with free
+            # joints (the contacts' geometry would need its third derivatives)
+            d = self._calc_deriv1()
+            out = self._difference_second_derivatives()
+            self._deriv2 = (d, out)
+            return out
         d = self._calc_deriv1()
         if '_A' not in d:
             d = self._calc_deriv1_general()
@@ -1010,64 +1030,93 @@ class MidpointVI:
     #: (free joints): truncation h^4 and rounding (the first derivatives' ~1e-13 over h)
     #: balance near 1e-3, about 1e-10 relative
     SECOND_DIFFERENCE_STEP = 1e-3
+    #: with a sliding contact, the step is at most this fraction of its slip over the step
+    SLIDE_DIFFERENCE_FRACTION = 0.05
 
-    def _moving_chart_second_derivatives(self):
-        """Second derivatives of a step with free joints, trep's layout (as
-        :meth:`_calc_deriv2`): central differences of the exact first derivatives.
+    def _difference_second_derivatives(self):
+        """Second derivatives of a step with free joints or an active contact, trep's
+        layout (as :meth:`_calc_deriv2`): central differences of the exact first
+        derivatives.
 
-        The step's map goes from the state the previous step left (in its charts) to the
-        new state in the charts the step moved to, which depend on that state; its first
-        derivatives are exact (:func:`derivatives.recentred_derivatives`).  The step is
-        taken again (general path, solved to its rounding floor) from starts moved by
-        ``± h max(1, |x_j|)`` and ``± 2h max(1, |x_j|)`` along each input in the same input
-        charts, each result expressed in the nominal step's charts (the charts of a step
-        move with its start's angles), and the first derivatives combined by the
+        The step is taken again (general path, solved to its rounding floor, with the
+        step's own active set held: the configs it held at a limit and its contacts'
+        modes, :attr:`GeneralStep.frozen`) from starts moved by ``± h max(1, |x_j|)`` and
+        ``± 2h max(1, |x_j|)`` along each input, and the first derivatives combined by the
         fourth-order central difference: about 1e-10 relative (h =
         :attr:`SECOND_DIFFERENCE_STEP`).
-        The System is put back at the step's midpoint, its charts where they were."""
+
+        With free joints the step's map goes from the state the previous step left (in
+        its charts) to the new state in the charts the step moved to, which depend on that
+        state; its first derivatives are exact
+        (:func:`derivatives.recentred_derivatives`).  The starts are moved in the same
+        input charts and each result is expressed in the nominal step's charts (the charts
+        of a step move with its start's angles).  The System is put back at the step's
+        midpoint, its charts where they were."""
         system, charts = self._system, self._charts
         if self._t2 <= self._t1:
             raise ValueError('second derivatives need a step: none has been taken')
-        q_in, p_in = self._chart_in
-        now = charts.attitudes(self._model)
-        # the charts the step started in: those the recentring moved by q_in's angles
-        before = np.array([R @ xyz_rotation(np.ascontiguousarray(q_in[rot])).T
-                           for R, rot in zip(now, charts.rotation)])
         nq, nd, nu, nk, nc = self.nq, self.nd, self.nu, self.nk, self.nc
+        if charts is not None:
+            q_in, p_in = self._chart_in
+            now = charts.attitudes(self._model)
+            # the charts the step started in: those the recentring moved by q_in's angles
+            before = np.array([R @ xyz_rotation(np.ascontiguousarray(q_in[rot])).T
+                               for R, rot in zip(now, charts.rotation)])
+        else:
+            q_in, p_in = self._q1.copy(), self._p1.copy()
         x = np.concatenate([q_in, p_in, self._u1, self._q2[nd:nq] if nk else np.zeros(0)])
         cuts = np.cumsum([nq, nd, nu])
         scratch = MidpointVI(system, tolerance=self.tolerance, fast=False,
                              max_subdivisions=0, min_iterations=2, limits=self._limits)
+        scratch._start_checked = False
+        scratch._general.frozen = ({int(i): float(self._q2[i]) for i in self._held},
+                                   self._general.last_mode.copy())
         nX = x.size
         Zq, Zp, Zl = np.zeros((nX, nX, nd)), np.zeros((nX, nX, nd)), np.zeros((nX, nX, nc))
 
         def first_at(xj):
-            """The first derivatives of the step from ``xj``, of its result expressed in
-            the nominal step's charts (those of the first derivatives the difference
-            differentiates: the result's charts move with the start's angles)."""
+            """The first derivatives of the step from ``xj`` (with free joints, of its
+            result expressed in the nominal step's charts: those of the first derivatives
+            the difference differentiates, as the result's charts move with the start's
+            angles)."""
             q1, p1, u1, k2 = np.split(xj, cuts)
-            charts.set_attitudes(before)
+            if charts is not None:
+                charts.set_attitudes(before)
             scratch.initialize_from_state(self._t1, q1, p1, self._lambda1)
+            # the Newton start and slide direction of the step's own contacts
+            g, nominal = scratch._general, self._general
+            g.contact_impulse[:], g.slide_hint[:] = nominal.contact_impulse, nominal.slide_hint
             scratch.step(self._t2, u1, k2 if nk else _NO_KINEMATIC)
             D = derivatives.stacked(scratch._calc_deriv1())
             Dq, Dp = D['q2'].copy(), D['p2']
-            after = charts.attitudes(self._model)
-            for k, rot in enumerate(charts.rotation):
-                Tq, Tp, Tpq = express_jacobian(now[k].T @ after[k], scratch.q2[rot],
-                                               scratch.p2[rot])
-                Dp[rot] = Tp @ Dp[rot] + Tpq @ Dq[rot]
-                Dq[rot] = Tq @ Dq[rot]
+            if charts is not None:
+                after = charts.attitudes(self._model)
+                for k, rot in enumerate(charts.rotation):
+                    Tq, Tp, Tpq = express_jacobian(now[k].T @ after[k], scratch.q2[rot],
+                                                   scratch.p2[rot])
+                    Dp[rot] = Tp @ Dp[rot] + Tpq @ Dq[rot]
+                    Dq[rot] = Tq @ Dq[rot]
             return Dq, Dp, D['l1']
+        step = self.SECOND_DIFFERENCE_STEP
+        sliding = np.flatnonzero(self._general.last_mode == SLIDE)
+        if sliding.shape[0]:
+            # a sliding contact's friction turns with its slip: its scale is the slip's
+            # length over the step, which the differences must resolve
+            _, _, slip1 = contact_kinematics(system, self._q1, self._system.contacts)
+            for m in sliding:
+                slip = np.linalg.norm(slip1[m, :, :nd] @ (self._q2 - self._q1)[:nd])
+                step = min(step, self.SLIDE_DIFFERENCE_FRACTION * slip)
         try:
             for j in range(nX):
-                h = self.SECOND_DIFFERENCE_STEP * max(1.0, abs(x[j]))
+                h = step * max(1.0, abs(x[j]))
                 for offset, weight in ((-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)):
                     xj = x.copy()
                     xj[j] += offset * h
                     for Z, D in zip((Zq, Zp, Zl), first_at(xj)):
                         Z[j] += (weight / (12.0 * h)) * D.T
         finally:
-            charts.set_attitudes(now)
+            if charts is not None:
+                charts.set_attitudes(now)
             self._data_at_midpoint()
         return Zq, Zp, Zl
 
@@ -1091,7 +1140,7 @@ class MidpointVI:
                 self._charts.set_attitudes(attitudes)
                 self._q1[self._charts.rotation.ravel()] = 0.0
             self._u1[:], self._lambda1[:] = u1, lam
-            self._held = part[-1]
+            self._set_active(part[-1])
             self._deriv1 = self._composite = self._deriv2 = None
             d = self._calc_deriv1()
             return d, (self._calc_deriv2() if second else None)

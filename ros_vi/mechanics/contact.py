@@ -16,7 +16,7 @@ import numpy as np
 from . import kernel
 from .frame import resolve_frame
 
-__all__ = ['SphereOnPlane', 'contact_kinematics', 'plane_basis']
+__all__ = ['SphereOnPlane', 'contact_hessians', 'contact_kinematics', 'plane_basis']
 
 
 def plane_basis(normal):
@@ -116,6 +116,27 @@ class SphereOnPlane:
         self._mu = mu
 
 
+def _contact_points(system, q, contacts):
+    """Per contact of ``contacts`` at the configuration ``q`` (nQ,): ``(chain, w, v, centre,
+    x, n, t1, t2, gap)`` with ``chain`` the joint coordinates that move its frame (shallow
+    to deep), ``w``, ``v`` (len(chain), 3) their unit spatial twists (a coordinate moves a
+    point p at w x p + v), the sphere's centre, the contact point x = centre - radius n,
+    the plane's basis and the gap [m]."""
+    model = system.model
+    theta = model.joint_positions(np.asarray(q, dtype=float))
+    R, P = kernel.forward_kinematics(model.parent, model.kind, model.value, model.fcfg,
+                                     model.fixedR, model.fixedp, theta)
+    S = kernel.joint_twists(model.kind, model.cframe, model.corder, R, P, model.nt)
+    index = {id(f): i for i, f in enumerate(system.frames)}
+    for c in contacts:
+        f = index[id(c.frame)]
+        centre = R[f] @ c.offset + P[f]
+        point0, n, t1, t2 = c.plane
+        chain = model.frame_chain(f)
+        yield (chain, S[chain, :3], S[chain, 3:], centre, centre - c.radius * n, n, t1, t2,
+               n @ (centre - point0) - c.radius)
+
+
 def contact_kinematics(system, q, contacts=None):
     """The contacts' geometry at the configuration ``q`` (nQ,) of ``system``:
     ``(gap (k,) [m], normal (k, nQ) = d gap / d q, slip (k, 2, nQ))`` with ``slip`` the
@@ -125,34 +146,67 @@ def contact_kinematics(system, q, contacts=None):
     model = system.model
     contacts = system.contacts if contacts is None else contacts
     k = len(contacts)
-    nq = model.nq
     gap = np.zeros(k)
-    normal = np.zeros((k, nq))
-    slip = np.zeros((k, 2, nq))
+    normal = np.zeros((k, model.nq))
+    slip = np.zeros((k, 2, model.nq))
     if not k:
         return gap, normal, slip
-    theta = model.joint_positions(np.asarray(q, dtype=float))
-    R, P = kernel.forward_kinematics(model.parent, model.kind, model.value, model.fcfg,
-                                     model.fixedR, model.fixedp, theta)
-    S = kernel.joint_twists(model.kind, model.cframe, model.corder, R, P, model.nt)
-    index = {id(f): i for i, f in enumerate(system.frames)}
     E = model.joint_map
-    for m, c in enumerate(contacts):
-        f = index[id(c.frame)]
-        centre = R[f] @ c.offset + P[f]
-        point0, n, t1, t2 = c.plane
-        gap[m] = n @ (centre - point0) - c.radius
-        x = centre - c.radius * n            # the contact point, on the plane at gap 0
-        moving = model.frame_anc[f]
-        # a coordinate with unit twist (w, v) moves a point p at w x p + v
-        w, v = S[moving, :3], S[moving, 3:]
-        dc = np.cross(w, centre) + v         # (m, 3): the centre's rates
-        dx = np.cross(w, x) + v              # the material point at x
-        Jn = np.zeros(model.nt)
-        Jt = np.zeros((2, model.nt))
-        Jn[moving] = dc @ n
-        Jt[0, moving] = dx @ t1
-        Jt[1, moving] = dx @ t2
+    Jn = np.zeros(model.nt)
+    Jt = np.zeros((2, model.nt))
+    for m, (chain, w, v, centre, x, n, t1, t2, g) in enumerate(
+            _contact_points(system, q, contacts)):
+        gap[m] = g
+        Jn[:] = 0.0
+        Jt[:] = 0.0
+        Jn[chain] = (np.cross(w, centre) + v) @ n     # the centre's rates along n
+        dx = np.cross(w, x) + v                       # the material point at x
+        Jt[0, chain] = dx @ t1
+        Jt[1, chain] = dx @ t2
         normal[m] = Jn @ E
         slip[m] = Jt @ E
     return gap, normal, slip
+
+
+def contact_hessians(system, q, contacts=None):
+    """Second derivatives of the contacts' geometry at ``q`` (nQ,) (as
+    :func:`contact_kinematics`): ``(gap_hessian (k, nQ, nQ), slip_derivative (k, 2, nQ,
+    nQ))`` with ``gap_hessian[m] = d2 gap / dq dq`` (symmetric) and
+    ``slip_derivative[m, a, i, j] = d slip[m, a, i] / d q_j``.
+
+    Exact, from the joints' twists: a coordinate j above coordinate i on the frame's chain
+    turns i's twist, ``d S_i / d q_j = [S_j, S_i]`` (the Lie bracket), and every
+    coordinate moves the sphere's centre c at ``dc_j = w_j x c + v_j``.  So the centre's
+    second derivatives are ``w_a x dc_b`` (a the shallower of i, j, b the deeper); the
+    material point at the contact point x = c - r n, whose velocity column is ``dx_i =
+    w_i x x + v_i`` while x moves with c, has ``d dx_i / d q_j = w_j x dx_i + r w_i x (w_j
+    x n)`` for j above i and ``w_i x dc_j`` otherwise."""
+    model = system.model
+    contacts = system.contacts if contacts is None else contacts
+    k, nt = len(contacts), model.nt
+    hess = np.zeros((k, model.nq, model.nq))
+    dslip = np.zeros((k, 2, model.nq, model.nq))
+    if not k:
+        return hess, dslip
+    E = model.joint_map
+    for m, (chain, w, v, centre, x, n, t1, t2, g) in enumerate(
+            _contact_points(system, q, contacts)):
+        r = contacts[m].radius
+        dc = np.cross(w, centre) + v                  # (len(chain), 3)
+        dx = np.cross(w, x) + v
+        # [i, j]: w_i x dc_j, the second derivative for i at or above j
+        w_dc = np.cross(w[:, None, :], dc[None, :, :])
+        above = np.triu(np.ones((len(chain), len(chain)), dtype=bool))
+        Hc = np.where(above[:, :, None], w_dc, np.swapaxes(w_dc, 0, 1))
+        # [i, j] for j above i (j < i): w_j x dx_i + r w_i x (w_j x n)
+        w_n = np.cross(w, n)
+        lower = (np.cross(w[None, :, :], dx[:, None, :])
+                 + r * np.cross(w[:, None, :], w_n[None, :, :]))
+        Dx = np.where(above[:, :, None], w_dc, lower)
+        H = np.zeros((nt, nt))
+        H[np.ix_(chain, chain)] = Hc @ n
+        hess[m] = E.T @ H @ E
+        for a, t in enumerate((t1, t2)):
+            H[np.ix_(chain, chain)] = Dx @ t
+            dslip[m, a] = E.T @ H @ E
+    return hess, dslip

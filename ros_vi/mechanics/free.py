@@ -669,6 +669,28 @@ def _angles_any(R):
     return np.array([a, np.arcsin(R[0, 2]), c])
 
 
+def start_turn_partials(c, eps=1e-20):
+    """How a step's increment ``c`` (3,) [rad] (the end's angles in the chart centred on the
+    step's start) and the body rates it stands for change as the start turns to
+    ``xyz_rotation(s)`` (the end fixed): ``(dc, D)`` (3, 3) with ``dc[:, k] = d c / d s_k``
+    (complex step: exact to rounding; ``-I`` at c = 0) and ``D[:, k] = (dJ/ds_k)(0) c``
+    for J :func:`body_rate_matrix` (dJ/da = 0, dJ/db = e2 e0^T, dJ/dc = e0 e1^T - e1
+    e0^T at the centre).  A row ``g . c`` over the step's rotation whose ``g`` maps body
+    rates (a slip Jacobian's rotation columns, J(0) = I) then changes by ``g (dc - D)``
+    besides g's own change."""
+    c = np.asarray(c, dtype=float)
+    end = xyz_rotation(c.astype(complex))
+    dc = np.zeros((3, 3))
+    for k in range(3):
+        turn = np.zeros(3, dtype=complex)
+        turn[k] = 1j * eps
+        dc[:, k] = _angles_any(xyz_rotation(turn).T @ end).imag / eps
+    D = np.zeros((3, 3))
+    D[2, 1] = c[0]
+    D[0, 2], D[1, 2] = c[1], -c[0]
+    return dc, D
+
+
 def _moving_midpoint(start, end, dt):
     """Midpoint angles and rates (3,), (3,), in a fixed chart, of the step from angles
     ``start`` to ``end`` of that chart when the step's own chart is centred on its start
