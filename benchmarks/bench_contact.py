@@ -10,6 +10,16 @@ Scenes (dt = 1 ms, gravity 9.81 m/s^2, the closed forms of docs/contact.md):
 * ``box slide``: the same box on a 0.6 rad ramp (tan 0.6 > mu): its travel against
   s = g (sin a - mu cos a) t^2 / 2 (relative error at the end).
 
+* ``quadruped``: the shipped 12-joint quadruped (urdf/quadruped.urdf, 12.9 kg) on a floating
+  base, its four sphere feet 10 µm above the ground (mu = 0.8), every joint held at the
+  standing pose by a position drive (the same kp, kd in both: ros_vi's default drive gains
+  at 1 kHz); how far its base drifted over the run's last half (after it settled on its
+  drives) [m], and the deepest any foot went below the ground [m].  ros_vi: ``Simulation`` of
+  worlds/quadruped_stand.yaml (the drives inside the VI step; contacts from the URDF's
+  collision spheres, boxes and capsules, 44 of them); MuJoCo: the same URDF through
+  ``MjSpec`` with a free joint, a ground plane, its collision geoms against the ground only,
+  the drives as ``kp (q_ref - q) - kd q'`` in ``qfrc_applied`` each step.
+
 ros_vi: ``SphereOnPlane`` contacts (the ball's sphere, the box's four bottom corners) held
 by MidpointVI's step (docs/contact.md).  MuJoCo: the same bodies as MJCF geoms on a plane,
 its default contact model (soft constraints, pyramidal cone) with its default integrator
@@ -126,6 +136,117 @@ def run_mujoco(xml, steps):
     return out, (time.perf_counter() - start) / steps * 1e6
 
 
+# ---------------------------------------------------------------------- the quadruped
+QUADRUPED_WORLD = os.path.join(os.path.dirname(HERE), 'worlds', 'quadruped_stand.yaml')
+FOOT_RADIUS = 0.02
+
+
+def ros_vi_quadruped():
+    """(step, base position, lowest foot gap, drive gains, standing pose, start q): the
+    Simulation of the world file at 1/DT with its joints held where it starts."""
+    from ros_vi.mechanics.contact import ContactSet
+    from ros_vi.simulation import Simulation
+    sim = Simulation.from_world(QUADRUPED_WORLD, rate=1.0 / DT)
+    state = sim.state()
+    start = dict(zip(state.joint_names, state.positions))
+    pose = {name: start[name] for name in sim.actuated_joint_names}
+    sim.set_commands(pose, interface='position')
+    feet = ContactSet(sim.system, [c for c in sim.system.contacts if '_foot_' in c.name])
+
+    def base():
+        return sim.free_bodies()['dog/trunk'].pose[:3, 3]
+
+    def lowest_foot():
+        return float(feet.kinematics(sim.mvi.q2)[0].min())
+    return sim.tick, base, lowest_foot, sim.drive_gains(), pose
+
+
+def run_ros_vi_quadruped(steps):
+    tick, base, lowest, _, _ = ros_vi_quadruped()
+    out = np.empty((steps, 3))
+    gaps = np.empty(steps)
+    elapsed = 0.0
+    for k in range(steps):
+        start = time.perf_counter()
+        tick()
+        elapsed += time.perf_counter() - start
+        out[k] = base()
+        gaps[k] = lowest()
+    return out, gaps, elapsed / steps * 1e6
+
+
+def run_mujoco_quadruped(integrator, steps):
+    """The quadruped in MuJoCo (module docstring): base positions and the lowest foot's
+    gap (its sphere's centre height minus the radius) per step, µs per ``mj_step``."""
+    _, _, _, gains, pose = ros_vi_quadruped()
+    with open(os.path.join(os.path.dirname(HERE), 'urdf', 'quadruped.urdf'),
+              encoding='utf-8') as fh:
+        spec = mujoco.MjSpec.from_string(fh.read())
+    spec.compiler.discardvisual = True
+    spec.body('trunk').add_freejoint()
+    for geom in spec.geoms:
+        geom.conaffinity = 0                  # the robot's geoms touch the ground only
+        geom.friction = [0.8, 0.005, 0.0001]
+    floor = spec.worldbody.add_geom()
+    floor.type = mujoco.mjtGeom.mjGEOM_PLANE
+    floor.size = [10.0, 10.0, 0.1]
+    floor.friction = [0.8, 0.005, 0.0001]
+    floor.conaffinity = 1
+    model = spec.compile()
+    model.opt.timestep = DT
+    model.opt.integrator = getattr(mujoco.mjtIntegrator, 'mjINT_' + integrator.upper())
+    data = mujoco.MjData(model)
+    names = [n.split('/', 1)[1] for n in pose]
+    ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in names]
+    qadr, vadr = model.jnt_qposadr[ids], model.jnt_dofadr[ids]
+    q_ref = np.array(list(pose.values()))
+    kp = np.array([gains[n][0] for n in pose])
+    kd = np.array([gains[n][1] for n in pose])
+    with open(QUADRUPED_WORLD, encoding='utf-8') as fh:
+        height = float(fh.read().split('xyz: [0, 0, ')[1].split(']')[0])
+    data.qpos[:7] = [0.0, 0.0, height, 1.0, 0.0, 0.0, 0.0]
+    data.qpos[qadr] = q_ref
+    foot_bodies = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, leg + '_calf')
+                   for leg in ('FL', 'FR', 'RL', 'RR')]
+    mujoco.mj_forward(model, data)
+    out = np.empty((steps, 3))
+    gaps = np.empty(steps)
+    elapsed = 0.0
+    for k in range(steps):
+        start = time.perf_counter()
+        data.qfrc_applied[vadr] = kp * (q_ref - data.qpos[qadr]) - kd * data.qvel[vadr]
+        mujoco.mj_step(model, data)
+        elapsed += time.perf_counter() - start
+        out[k] = data.qpos[:3]
+        # the foot sphere sits 0.213 m down the calf (the URDF's fixed foot joint)
+        feet = [data.xpos[b] + data.xmat[b].reshape(3, 3) @ np.array([0.0, 0.0, -0.213])
+                for b in foot_bodies]
+        gaps[k] = min(f[2] for f in feet) - FOOT_RADIUS
+    return out, gaps, elapsed / steps * 1e6
+
+
+def quadruped_rows(seconds):
+    """The quadruped's two table rows: drift over the run's last half (after it settled on
+    its drives) and penetration."""
+    steps = int(round(seconds / DT))
+    settle = steps // 2
+    runs = [run_ros_vi_quadruped(steps)]
+    for integrator in ('Euler', 'RK4'):
+        runs.append(run_mujoco_quadruped(integrator, steps) if mujoco is not None else None)
+
+    def drift(x):
+        return '%.1e' % float(np.abs(x[settle:] - x[settle]).max())
+    rows = []
+    for title, measure in (('quadruped standing: base drift, last half [m]',
+                            lambda run: drift(run[0])),
+                           ('quadruped standing: deepest foot penetration [m]',
+                            lambda run: '%.1e' % max(-float(run[1].min()), 0.0))):
+        cells = [measure(run) if run is not None else 'not installed' for run in runs]
+        times = [run[2] if run is not None else np.nan for run in runs]
+        rows.append((title, cells, times))
+    return rows
+
+
 # ---------------------------------------------------------------------- measures
 def ball_measure(x):
     rest = x[len(x) // 2:, 2]
@@ -180,6 +301,10 @@ def main(argv=None):
         print('| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f |'
               % (title, row[0], row[1], row[2], t_ours, times[0], times[1],
                  t_ours / times[0], t_ours / times[1]))
+    for title, cells, times in quadruped_rows(args.seconds):
+        print('| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f |'
+              % (title, cells[0], cells[1], cells[2], times[0], times[1], times[2],
+                 times[0] / times[1], times[0] / times[2]))
     return 0
 
 

@@ -242,3 +242,31 @@ def test_animations_draw_the_robot_at_its_base_pose(tmp_path):
             sim.tick()
     img = render_frame(rec, t=rec.t[-1], size=(64, 48), supersample=1)
     assert img.size == (64, 48)
+
+
+def test_a_retried_tick_restarts_in_the_charts_it_began_in():
+    """A tick whose first try fails after it moved the charts (each step recentres them
+    on the body) is retried from the tick's start in the tick's own charts: the base ends
+    where an untroubled tick with as many substeps puts it."""
+    from ros_vi.integrators import ConvergenceError
+    start = dict(pose=(0, 0, 0, 0.2, 0.3, 0), twist=(0, 0, 0, 3.0, 6.0, 0.5),
+                 gravity=(0, 0, 0))
+    _, sim = floating(**start)
+    # (a System of its own: the charts are the System's)
+    twin = Simulation.from_setup(floating(**start)[0], 0.01, substeps=2)
+    step = sim.mvi.step
+    failed = []
+
+    def fail_after_stepping(*args, **kwargs):
+        out = step(*args, **kwargs)
+        if not failed:
+            # as a subdivided step that fails late leaves it: the charts on the body
+            failed.append(True)
+            sim.mvi.recenter()
+            raise ConvergenceError('a failure after the charts moved')
+        return out
+    sim.mvi.step = fail_after_stepping
+    result = sim.tick()
+    assert result.ok and result.retries == 1 and result.substeps == 2 and failed
+    assert twin.tick().ok
+    np.testing.assert_array_equal(sim.state().bodies[0].pose, twin.state().bodies[0].pose)

@@ -28,7 +28,7 @@ from numba import njit
 from ..mechanics import dynamics
 from ..mechanics.free import centre_partials, centre_partials_derivatives
 from .acceptance import A_TIME, check_root, new_anchor
-from ..mechanics.contact import contact_kinematics
+from ..mechanics.contact import ContactSet
 from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, COMPLIANCE, CONE_SLACK, CONTACT_TOLERANCE,
                      GAP_SLACK, LIMIT_SLACK, MAX_BACKOFF, MAX_BACKTRACKS, OPEN, REUSE_DT, ROUNDING,
                      SLIDE, SLIP_FLOOR, STAGNATION, STAGNATION_FACTOR, STALLED, STALL_ACCEPT,
@@ -280,6 +280,7 @@ class GeneralStep:
         # SLIDE), taken over from the last root; the geometry at q1 (force directions,
         # fixed over the step as Dh1) and at the iterate q2 (gaps)
         self.contacts = system.contacts
+        self.contact_set = ContactSet(system)
         k = len(self.contacts)
         self.mode = np.zeros(k, dtype=np.int64)
         self.last_mode = np.zeros(k, dtype=np.int64)
@@ -305,7 +306,7 @@ class GeneralStep:
         s = self.system
         self.Dh1 = constraint_jacobian_at(s, q1) if s.nc else np.zeros((0, s.nQ))
         if self.contacts:
-            _, self.normal1, self.slip1 = contact_kinematics(s, q1, self.contacts)
+            _, self.normal1, self.slip1 = self.contact_set.kinematics(q1)
 
     def predict(self, history, t, q, p, t2, momentum=False):
         """First guess for q2 (nQ,) at t2 from the current state (t, q (nQ,), p (nQd,)):
@@ -435,7 +436,7 @@ class GeneralStep:
         s = self.system
         nd = s.nQd
         q2 = self.q1 + delta
-        self.gap2, self.normal2, _ = contact_kinematics(s, q2, self.contacts)
+        self.gap2, self.normal2, _ = self.contact_set.kinematics(q2)
         impulse = np.zeros(nd)
         rows = []
         j = 0

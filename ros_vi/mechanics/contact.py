@@ -16,7 +16,8 @@ import numpy as np
 from . import kernel
 from .frame import resolve_frame
 
-__all__ = ['SphereOnPlane', 'contact_hessians', 'contact_kinematics', 'plane_basis']
+__all__ = ['ContactSet', 'SphereOnPlane', 'contact_hessians', 'contact_kinematics',
+           'plane_basis']
 
 
 def plane_basis(normal):
@@ -116,25 +117,105 @@ class SphereOnPlane:
         self._mu = mu
 
 
-def _contact_points(system, q, contacts):
-    """Per contact of ``contacts`` at the configuration ``q`` (nQ,): ``(chain, w, v, centre,
-    x, n, t1, t2, gap)`` with ``chain`` the joint coordinates that move its frame (shallow
-    to deep), ``w``, ``v`` (len(chain), 3) their unit spatial twists (a coordinate moves a
-    point p at w x p + v), the sphere's centre, the contact point x = centre - radius n,
-    the plane's basis and the gap [m]."""
-    model = system.model
-    theta = model.joint_positions(np.asarray(q, dtype=float))
-    R, P = kernel.forward_kinematics(model.parent, model.kind, model.value, model.fcfg,
-                                     model.fixedR, model.fixedp, theta)
-    S = kernel.joint_twists(model.kind, model.cframe, model.corder, R, P, model.nt)
-    index = {id(f): i for i, f in enumerate(system.frames)}
-    for c in contacts:
-        f = index[id(c.frame)]
-        centre = R[f] @ c.offset + P[f]
-        point0, n, t1, t2 = c.plane
-        chain = model.frame_chain(f)
-        yield (chain, S[chain, :3], S[chain, 3:], centre, centre - c.radius * n, n, t1, t2,
-               n @ (centre - point0) - c.radius)
+class ContactSet:
+    """The contacts of a system stacked for evaluation (built once per structure, as the
+    Model: the step evaluates them on arrays, with no Python per contact):
+    ``frame`` (k,) the carrying frames' indices, ``offset`` (k, 3) [m] the spheres'
+    centres in them, ``radius`` (k,) [m], ``point`` (k, 3) [m] and ``basis`` (k, 3, 3)
+    (rows n, t1, t2) the planes, ``moves`` (k, nt) 1.0 where a joint coordinate moves the
+    contact's frame.  Friction is read from the contacts themselves (it may change)."""
+
+    def __init__(self, system, contacts=None):
+        self.system = system
+        model = self.model = system.model
+        self.contacts = list(system.contacts if contacts is None else contacts)
+        k = len(self.contacts)
+        index = {id(f): i for i, f in enumerate(system.frames)}
+        self.frame = np.array([index[id(c.frame)] for c in self.contacts], dtype=np.int64)
+        self.offset = np.array([c.offset for c in self.contacts]).reshape(k, 3)
+        self.radius = np.array([c.radius for c in self.contacts], dtype=float)
+        planes = [c.plane for c in self.contacts]
+        self.point = np.array([p[0] for p in planes]).reshape(k, 3)
+        self.basis = np.array([np.array(p[1:]) for p in planes]).reshape(k, 3, 3)
+        self.moves = model.frame_anc[self.frame].astype(float)
+        self.joint_map = model.joint_map
+
+    def __len__(self):
+        return len(self.contacts)
+
+    def _poses(self, q):
+        """World rotations and positions of every frame, and the joint coordinates' unit
+        twists (nt, 6), at the configuration ``q`` (nQ,)."""
+        model = self.model
+        theta = model.joint_positions(np.asarray(q, dtype=float))
+        R, P = kernel.forward_kinematics(model.parent, model.kind, model.value, model.fcfg,
+                                         model.fixedR, model.fixedp, theta)
+        S = kernel.joint_twists(model.kind, model.cframe, model.corder, R, P, model.nt)
+        return R, P, S
+
+    def kinematics(self, q):
+        """``(gap (k,) [m], normal (k, nQ), slip (k, 2, nQ))`` at ``q`` (nQ,): as
+        :func:`contact_kinematics`."""
+        k, nq = len(self.contacts), self.model.nq
+        if not k:
+            return np.zeros(0), np.zeros((0, nq)), np.zeros((0, 2, nq))
+        R, P, S = self._poses(q)
+        f = self.frame
+        centre = np.einsum('kij,kj->ki', R[f], self.offset) + P[f]
+        n = self.basis[:, 0]
+        gap = np.einsum('ki,ki->k', n, centre - self.point) - self.radius
+        w, v = S[:, :3], S[:, 3:]
+        # a coordinate with unit twist (w, v) moves a point p at w x p + v: the centre's
+        # rates (k, nt, 3), and the material point at the contact point x = c - r n
+        dc = np.cross(w[None, :, :], centre[:, None, :]) + v[None, :, :]
+        dx = dc - self.radius[:, None, None] * np.cross(w[None, :, :], n[:, None, :])
+        Jn = np.einsum('kti,ki->kt', dc, n) * self.moves
+        Jt = np.einsum('kti,kai->kat', dx, self.basis[:, 1:]) * self.moves[:, None, :]
+        E = self.joint_map
+        return gap, Jn @ E, Jt @ E
+
+    def points(self, q):
+        """Per contact at ``q`` (nQ,): ``(chain, w, v, centre, x, n, t1, t2)`` with
+        ``chain`` the joint coordinates that move its frame (shallow to deep), ``w``,
+        ``v`` (len(chain), 3) their unit spatial twists, the sphere's centre, the contact
+        point x = centre - radius n and the plane's basis."""
+        R, P, S = self._poses(q)
+        for m, c in enumerate(self.contacts):
+            f = self.frame[m]
+            centre = R[f] @ self.offset[m] + P[f]
+            n, t1, t2 = self.basis[m]
+            chain = self.model.frame_chain(f)
+            yield (chain, S[chain, :3], S[chain, 3:], centre, centre - self.radius[m] * n,
+                   n, t1, t2)
+
+    def hessians(self, q):
+        """Second derivatives at ``q`` (nQ,): as :func:`contact_hessians`."""
+        model = self.model
+        k, nt = len(self.contacts), model.nt
+        hess = np.zeros((k, model.nq, model.nq))
+        dslip = np.zeros((k, 2, model.nq, model.nq))
+        E = self.joint_map
+        H = np.zeros((nt, nt))
+        for m, (chain, w, v, centre, x, n, t1, t2) in enumerate(self.points(q)):
+            r = self.radius[m]
+            dc = np.cross(w, centre) + v                  # (len(chain), 3)
+            dx = np.cross(w, x) + v
+            # [i, j]: w_i x dc_j, the second derivative for i at or above j
+            w_dc = np.cross(w[:, None, :], dc[None, :, :])
+            above = np.triu(np.ones((len(chain), len(chain)), dtype=bool))
+            Hc = np.where(above[:, :, None], w_dc, np.swapaxes(w_dc, 0, 1))
+            # [i, j] for j above i (j < i): w_j x dx_i + r w_i x (w_j x n)
+            w_n = np.cross(w, n)
+            lower = (np.cross(w[None, :, :], dx[:, None, :])
+                     + r * np.cross(w[:, None, :], w_n[None, :, :]))
+            Dx = np.where(above[:, :, None], w_dc, lower)
+            H[:] = 0.0
+            H[np.ix_(chain, chain)] = Hc @ n
+            hess[m] = E.T @ H @ E
+            for a, t in enumerate((t1, t2)):
+                H[np.ix_(chain, chain)] = Dx @ t
+                dslip[m, a] = E.T @ H @ E
+        return hess, dslip
 
 
 def contact_kinematics(system, q, contacts=None):
@@ -142,30 +223,9 @@ def contact_kinematics(system, q, contacts=None):
     ``(gap (k,) [m], normal (k, nQ) = d gap / d q, slip (k, 2, nQ))`` with ``slip`` the
     tangential Jacobian ``T^T J_x`` [m/rad or m/m] of the body's material point at each
     contact point (its slip rate is ``slip @ dq``), for ``contacts`` (default: all of the
-    system's, in order).  Mimic joints are folded onto their leaders."""
-    model = system.model
-    contacts = system.contacts if contacts is None else contacts
-    k = len(contacts)
-    gap = np.zeros(k)
-    normal = np.zeros((k, model.nq))
-    slip = np.zeros((k, 2, model.nq))
-    if not k:
-        return gap, normal, slip
-    E = model.joint_map
-    Jn = np.zeros(model.nt)
-    Jt = np.zeros((2, model.nt))
-    for m, (chain, w, v, centre, x, n, t1, t2, g) in enumerate(
-            _contact_points(system, q, contacts)):
-        gap[m] = g
-        Jn[:] = 0.0
-        Jt[:] = 0.0
-        Jn[chain] = (np.cross(w, centre) + v) @ n     # the centre's rates along n
-        dx = np.cross(w, x) + v                       # the material point at x
-        Jt[0, chain] = dx @ t1
-        Jt[1, chain] = dx @ t2
-        normal[m] = Jn @ E
-        slip[m] = Jt @ E
-    return gap, normal, slip
+    system's, in order).  Mimic joints are folded onto their leaders.  (A step holds a
+    :class:`ContactSet` and evaluates it directly.)"""
+    return ContactSet(system, contacts).kinematics(q)
 
 
 def contact_hessians(system, q, contacts=None):
@@ -181,32 +241,4 @@ def contact_hessians(system, q, contacts=None):
     material point at the contact point x = c - r n, whose velocity column is ``dx_i =
     w_i x x + v_i`` while x moves with c, has ``d dx_i / d q_j = w_j x dx_i + r w_i x (w_j
     x n)`` for j above i and ``w_i x dc_j`` otherwise."""
-    model = system.model
-    contacts = system.contacts if contacts is None else contacts
-    k, nt = len(contacts), model.nt
-    hess = np.zeros((k, model.nq, model.nq))
-    dslip = np.zeros((k, 2, model.nq, model.nq))
-    if not k:
-        return hess, dslip
-    E = model.joint_map
-    for m, (chain, w, v, centre, x, n, t1, t2, g) in enumerate(
-            _contact_points(system, q, contacts)):
-        r = contacts[m].radius
-        dc = np.cross(w, centre) + v                  # (len(chain), 3)
-        dx = np.cross(w, x) + v
-        # [i, j]: w_i x dc_j, the second derivative for i at or above j
-        w_dc = np.cross(w[:, None, :], dc[None, :, :])
-        above = np.triu(np.ones((len(chain), len(chain)), dtype=bool))
-        Hc = np.where(above[:, :, None], w_dc, np.swapaxes(w_dc, 0, 1))
-        # [i, j] for j above i (j < i): w_j x dx_i + r w_i x (w_j x n)
-        w_n = np.cross(w, n)
-        lower = (np.cross(w[None, :, :], dx[:, None, :])
-                 + r * np.cross(w[:, None, :], w_n[None, :, :]))
-        Dx = np.where(above[:, :, None], w_dc, lower)
-        H = np.zeros((nt, nt))
-        H[np.ix_(chain, chain)] = Hc @ n
-        hess[m] = E.T @ H @ E
-        for a, t in enumerate((t1, t2)):
-            H[np.ix_(chain, chain)] = Dx @ t
-            dslip[m, a] = E.T @ H @ E
-    return hess, dslip
+    return ContactSet(system, contacts).hessians(q)

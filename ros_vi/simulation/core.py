@@ -550,6 +550,13 @@ class Simulation:
             raise ConvergenceError('the step produced non-finite values')
         return iterations
 
+    def _restart_at(self, t, q, p, attitudes):
+        """Put the integrator at time t [s], configuration q (nQ,) and momentum p (nQd,),
+        with q's free-joint angles in the charts ``attitudes`` (None: no free joints)."""
+        if attitudes is not None:
+            self.system.free_charts.set_attitudes(attitudes)
+        self.mvi.initialize_from_state(t, q, p)
+
     def tick(self):
         """Advance one tick (dt) with the current effective command; returns TickResult.
 
@@ -565,6 +572,10 @@ class Simulation:
         k = self._k_hold
         self._driving = self.commands.driving()
         q_start, p_start = mvi.q2, mvi.p2
+        # free joints: q's angles are relative to the charts, which a failed try may have
+        # moved on (each substep recentres them); a retry starts in the tick's own
+        charts = self.system.free_charts
+        attitudes = None if charts is None else charts.attitudes(self._model)
         error = None
         for level in range(self.max_refinements + 1):
             n = self.substeps * 2 ** level
@@ -573,7 +584,7 @@ class Simulation:
             except ConvergenceError as exc:
                 error = str(exc)
                 # restart exactly where the tick began (the VI state is (t, q, p))
-                mvi.initialize_from_state(t_start, q_start, p_start)
+                self._restart_at(t_start, q_start, p_start, attitudes)
                 continue
             result = TickResult(True, iterations, n, level, None)
             if level:
@@ -581,7 +592,7 @@ class Simulation:
             self.last_error = None
             break
         else:
-            mvi.initialize_from_state(t_end, q_start, p_start)
+            self._restart_at(t_end, q_start, p_start, attitudes)
             self.failures += 1
             self.last_error = ('tick to t=%.6f s failed with %d..%d substeps; state held: %s'
                                % (t_end, self.substeps, n, error))
