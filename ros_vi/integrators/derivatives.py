@@ -25,7 +25,7 @@ import numpy as np
 from ..mechanics import dynamics
 from ..mechanics.free import (centre_partials, centre_partials_derivatives, recentre_jacobian,
                               start_second_partials, start_turn_partials)
-from ..mechanics.contact import contact_hessians, contact_kinematics
+from ..mechanics.contact import ContactSet
 from .general_step import (border_contacts, constraint_jacobian_at, set_midpoint,
                            slip_direction)
 from .newton import OPEN, STICK
@@ -144,17 +144,18 @@ def packed_first(Zq, Zp, system):
 def _contact_partials(system, q1, q2, modes, impulses, hints):
     """The active contacts' part of the equations of the step from q1 to q2
     (:mod:`general_step`), for contact ``modes`` (k,) with ``impulses`` (k, 3) (gamma,
-    beta) and slide ``hints`` (k, 2): ``(lam (na,), border (callable on the bordered matrix), E_q1 (nd, nQ), R_q1 (na,
-    nQ), R_k2 (na, nQk))`` with lam the contacts' multipliers, E_q1 their impulse's
-    derivative by q1 (the force directions are those at q1: second derivatives of the
+    beta) and slide ``hints`` (k, 2): ``(lam (na,), border (callable on the bordered
+    matrix), E_q1 (nd, nQ), R_q1 (na, nQ), R_k2 (na, nQk))`` with lam the contacts'
+    multipliers, E_q1 their impulse's derivative by q1 (the force directions are those at q1: second derivatives of the
     geometry, :func:`~ros_vi.mechanics.contact.contact_hessians`) and R_q1, R_k2 the
     derivatives of their rows (gap at q2, a sticking contact's slip over the step) by q1
     and by the kinematic configs of q2."""
     nd, nq = system.nQd, system.nQ
     contacts = system.contacts
-    _, normal1, slip1 = contact_kinematics(system, q1, contacts)
-    _, normal2, _ = contact_kinematics(system, q2, contacts)
-    hess, dslip = contact_hessians(system, q1, contacts)
+    geometry = ContactSet(system, contacts)
+    _, normal1, slip1 = geometry.kinematics(q1)
+    _, normal2, _ = geometry.kinematics(q2)
+    hess, dslip = geometry.hessians(q1)
     delta = (q2 - q1)[:nd]
     # the step's increment by q1 at q2 fixed: -1, but with free joints the rotation's
     # chart moves with the start (start_turn_partials), and the slip Jacobian's rotation
