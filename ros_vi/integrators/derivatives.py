@@ -144,12 +144,14 @@ def packed_first(Zq, Zp, system):
 def _contact_partials(system, q1, q2, modes, impulses, hints):
     """The active contacts' part of the equations of the step from q1 to q2
     (:mod:`general_step`), for contact ``modes`` (k,) with ``impulses`` (k, 3) (gamma,
-    beta) and slide ``hints`` (k, 2): ``(lam (na,), border (callable on the bordered
-    matrix), E_q1 (nd, nQ), R_q1 (na, nQ), R_k2 (na, nQk))`` with lam the contacts'
-    multipliers, E_q1 their impulse's derivative by q1 (the force directions are those at q1: second derivatives of the
-    geometry, :func:`~ros_vi.mechanics.contact.contact_hessians`) and R_q1, R_k2 the
-    derivatives of their rows (gap at q2, a sticking contact's slip over the step) by q1
-    and by the kinematic configs of q2."""
+    beta) and slide ``hints`` (k, 2).
+
+    Returns ``(lam (na,), border, E_q1 (nd, nQ), R_q1 (na, nQ), R_k2 (na, nQk))``: the
+    contacts' multipliers; a callable that borders the Newton matrix with their rows and
+    columns; their impulse's derivative by q1 (the force directions are those at q1:
+    second derivatives of the geometry, :meth:`ContactSet.hessians`); the derivatives of
+    their rows (gap at q2, a sticking contact's slip over the step) by q1 and by the
+    kinematic configs of q2."""
     nd, nq = system.nQd, system.nQ
     contacts = system.contacts
     geometry = ContactSet(system, contacts)
