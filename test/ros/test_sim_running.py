@@ -16,12 +16,14 @@ from ros_vi.urdf import import_urdf_file
 from .harness import SimProcess, kv, urdf, wait_until
 
 RATE, PUBLISH_RATE = 500.0, 100.0
+DIAGNOSTICS_PERIOD, MAX_CATCH_UP = 0.5, 0.25      # wall s (max_catch_up is the default)
 
 
 @pytest.fixture(scope='module')
 def arm(probe):
     sim = SimProcess({'urdf_file': urdf('arm7'), 'rate': RATE, 'publish_rate': PUBLISH_RATE,
-                      'real_time_factor': 1.0, 'diagnostics_period': 0.5,
+                      'real_time_factor': 1.0, 'diagnostics_period': DIAGNOSTICS_PERIOD,
+                      'max_catch_up': MAX_CATCH_UP,
                       'initial_joints': ['joint_2', 'joint_4'],
                       'initial_positions': [0.4, -0.8]})
     # a deep reader queue: on a loaded machine the probe's executor can fall 100 ms behind,
@@ -35,17 +37,18 @@ def arm(probe):
 
 
 def test_joint_states_rate_within_5_percent(arm):
-    """Count messages over 3 s of wall time (after a 0.5 s settling window)."""
+    """Count messages over 3 s of wall time (after a 1 s settling window: the first second
+    of a cold process can stall on loading)."""
     rec = arm.js
     rec.wait(what='joint_states')
     with rec.lock:
         start = rec.items[-1][0]
-    wait_until(lambda: rec.items[-1][0] > start + 3.5, timeout=30,
-               what='3.5 s of joint_states')
+    wait_until(lambda: rec.items[-1][0] > start + 4.0, timeout=30,
+               what='4 s of joint_states')
     with rec.lock:
         times = np.array([t for t, _ in rec.items])
         stamps = np.array([stamp_to_ns(m.header.stamp) for _, m in rec.items])
-    window = (times >= start + 0.5) & (times < start + 3.5)
+    window = (times >= start + 1.0) & (times < start + 4.0)
     count = int(window.sum())
     assert abs(count - 3.0 * PUBLISH_RATE) <= 0.05 * 3.0 * PUBLISH_RATE, count
     # in simulation time the stream is exact: one message every 1/publish_rate s
@@ -118,7 +121,12 @@ def test_diagnostics_report_rate_iterations_and_energy(probe, arm):
     values = kv(msg)
     status = msg.status[0]
     assert status.level == DiagnosticStatus.OK, status.message
-    assert float(values['tick_rate_hz']) == pytest.approx(RATE, rel=0.1)
+    # over one period the loop runs RATE ticks per wall second, plus a caught-up backlog of
+    # at most max_catch_up wall s (after a stall on a loaded machine), minus nothing while
+    # the status is OK (behind real time is a WARN below 95 %)
+    backlog = MAX_CATCH_UP + 1.0 / RATE
+    assert 0.95 * RATE <= float(values['tick_rate_hz']) \
+        <= RATE * (1.0 + backlog / DIAGNOSTICS_PERIOD) * 1.02
     assert 1 <= float(values['iterations_mean']) <= 10
     assert np.isfinite(float(values['energy']))
     assert values['failures'] == '0' and values['paused'] == 'false'
