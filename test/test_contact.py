@@ -222,6 +222,62 @@ def test_a_world_ground_with_friction_holds_the_objects():
     assert abs(crate[0] - (1.0 + flight)) <= 1e-3
 
 
+def world_wrench(sim, forces):
+    """The contacts' total force (3,) [N] and their moment (3,) [N m] about the system's
+    centre of mass (every frame's mass sits at its origin), both in the world, from
+    :meth:`Simulation.contact_forces` (each force in its frame's axes)."""
+    from ros_vi.mechanics import dynamics
+    R, P, _ = dynamics.kinematics(sim.system.model, sim.output_data())
+    masses = np.array([f.mass for f in sim.system.frames])
+    about = masses @ P / masses.sum()
+    index = {f.name: i for i, f in enumerate(sim.system.frames)}
+    total, moment = np.zeros(3), np.zeros(3)
+    for frame, point, force in zip(forces.frames, forces.points, forces.forces):
+        i = index[frame]
+        f, x = R[i] @ force, R[i] @ point + P[i]
+        total += f
+        moment += np.cross(x - about, f)
+    return total, moment
+
+
+def test_contact_forces_of_a_sliding_crate_are_its_weight_and_coulomb_friction():
+    """A crate set sliding at 1 m/s on a ground with mu = 0.3: while it slides, its four
+    bottom corners slide, the ground pushes up with m g and back with mu m g (against the
+    motion), and the contact forces have no moment about its centre of mass (it slides flat;
+    the front corners carry more).  The per-frame wrench is the same total."""
+    from ros_vi.simulation import Simulation
+    sim = Simulation.from_world("""
+ground: {height: 0.0, friction: 0.3}
+objects:
+  - name: crate
+    shape: {box: [0.3, 0.2, 0.1]}
+    mass: 2.0
+    pose: {xyz: [0, 0, 0.05]}
+    twist: {linear: [1.0, 0, 0]}
+""", rate=1000.0)
+    assert sim.contact_forces().forces.tolist() == [[0.0] * 3] * 8      # before a step
+    sim.step(50)
+    forces = sim.contact_forces()
+    assert forces.frames == ['crate'] * 8
+    assert sorted(forces.modes) == ['open'] * 4 + ['slide'] * 4
+    crate = sim.free_bodies()['crate']
+    # Coulomb's deceleration mu g, and no pitching
+    assert abs(crate.linear[0] - (1.0 - 0.3 * G * 0.05)) <= 1e-9
+    assert np.abs(crate.angular).max() <= 1e-9
+    weight = 2.0 * G
+    total, moment = world_wrench(sim, forces)
+    assert np.allclose(total, [-0.3 * weight, 0.0, weight], rtol=0, atol=1e-9 * weight)
+    assert np.abs(moment).max() <= 1e-9 * weight
+    bottom = forces.points[:, 2] < 0
+    front = bottom & (forces.points[:, 0] > 0)
+    assert forces.forces[front, 2].sum() > forces.forces[bottom & ~front, 2].sum()
+    [(frame, force, torque)] = forces.wrenches()
+    assert frame == 'crate'
+    assert np.allclose(force, forces.forces.sum(axis=0), rtol=0, atol=1e-12)
+    assert np.allclose(torque, np.cross(forces.points, forces.forces).sum(axis=0),
+                       rtol=0, atol=1e-12)
+
+
 def test_shapes_without_ground_contact_are_named():
     """A cylinder has no contact points yet: the setup's warnings name it, and it gets no
     contact (the sphere beside it does)."""

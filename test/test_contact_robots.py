@@ -7,6 +7,7 @@ import numpy as np
 
 from ros_vi.mechanics.contact import ContactSet, contact_kinematics
 from ros_vi.simulation import Simulation
+from test_contact import world_wrench
 
 RATE = 500.0
 WORLD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'worlds',
@@ -54,6 +55,15 @@ def test_the_quadruped_stands_on_its_feet_for_ten_seconds():
     gamma = sim.mvi.contact_impulses[feet, 0].sum()
     dt = sim.mvi.t2 - sim.mvi.t1
     assert abs(gamma - mass * 9.81 * dt) <= 1e-9 * mass * 9.81 * dt
+    # as forces: the ground holds its weight up, with no moment about its centre of mass,
+    # and only the feet feel it
+    forces = sim.contact_forces()
+    total, moment = world_wrench(sim, forces)
+    weight = mass * 9.81
+    assert np.allclose(total, [0.0, 0.0, weight], rtol=0, atol=1e-9 * weight)
+    assert np.abs(moment).max() <= 1e-9 * weight
+    loaded = [frame for frame, force, _ in forces.wrenches() if force.any()]
+    assert loaded == ['dog/%s_foot' % leg for leg in ('FL', 'FR', 'RL', 'RR')]
 
 
 def test_a_contact_set_evaluates_every_contact_as_the_contacts_say():

@@ -11,13 +11,15 @@ allows (maximum dissipation).  docs/contact.md has the conditions and the method
 :func:`contact_kinematics` evaluates every contact of a system at a configuration at once
 (gaps, their gradients and the contact points' Jacobians) on the model's stacked arrays.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import kernel
 from .frame import resolve_frame
 
-__all__ = ['ContactSet', 'SphereOnPlane', 'contact_hessians', 'contact_kinematics',
-           'plane_basis']
+__all__ = ['ContactForces', 'ContactSet', 'SphereOnPlane', 'contact_hessians',
+           'contact_kinematics', 'plane_basis']
 
 
 def plane_basis(normal):
@@ -117,6 +119,38 @@ class SphereOnPlane:
         self._mu = mu
 
 
+@dataclass
+class ContactForces:
+    """The contacts' forces over one step, each in the axes of the frame that carries it
+    (:meth:`ContactSet.forces`).
+
+    ``names`` (k,) the contacts, ``frames`` (k,) their frames' names (for an imported
+    robot: the prefixed link names, tf's frames), ``modes`` (k,) 'open', 'stick' or
+    'slide', ``points`` (k, 3) [m] where each sphere touches its plane and ``forces``
+    (k, 3) [N] the force on the body there, both in the frame.
+    """
+    names: list
+    frames: list
+    modes: list
+    points: np.ndarray
+    forces: np.ndarray
+
+    def wrenches(self):
+        """Per frame that carries a contact, in the order first met: ``[(frame, force
+        (3,) [N], torque (3,) [N m])]``, the sum of its contacts' forces and their moment
+        about the frame's origin, in the frame's axes (zero where every contact is
+        open).  The frame's own wrench from the ground, as a force-torque sensor at its
+        origin measures it."""
+        out = {}
+        moments = np.cross(self.points, self.forces)
+        for frame, f, m in zip(self.frames, self.forces, moments):
+            if frame not in out:
+                out[frame] = (np.zeros(3), np.zeros(3))
+            out[frame][0][:] += f
+            out[frame][1][:] += m
+        return [(frame, f, m) for frame, (f, m) in out.items()]
+
+
 class ContactSet:
     """The contacts of a system stacked for evaluation (built once per structure, as the
     Model: the step evaluates them on arrays, with no Python per contact):
@@ -173,6 +207,29 @@ class ContactSet:
         Jt = np.einsum('kti,kai->kat', dx, self.basis[:, 1:]) * self.moves[:, None, :]
         E = self.joint_map
         return gap, Jn @ E, Jt @ E
+
+    def forces(self, q, impulses, dt, modes):
+        """The forces a step of ``dt`` [s] ending at ``q`` (nQ,) put on the bodies through
+        the contacts, from its impulses ``impulses`` (k, 3) [N s] (gamma, beta1, beta2:
+        :attr:`MidpointVI.contact_impulses`) and modes ``modes`` (k,) ('open', 'stick',
+        'slide': :attr:`MidpointVI.contact_modes`): a :class:`ContactForces`.
+        The force is the step's mean, impulse / dt, the contact's normal and tangent
+        impulses combined (gamma n + beta1 t1 + beta2 t2)."""
+        k = len(self.contacts)
+        impulses = np.asarray(impulses, dtype=float).reshape(k, 3)
+        model = self.model
+        theta = model.joint_positions(np.asarray(q, dtype=float))
+        R, _ = kernel.forward_kinematics(model.parent, model.kind, model.value, model.fcfg,
+                                         model.fixedR, model.fixedp, theta)
+        Rf = R[self.frame]                                      # (k, 3, 3) frame -> world
+        world = np.einsum('ka,kai->ki', impulses, self.basis) / float(dt)
+        # into the carrying frame's axes; the touching point is c - r n there too
+        force = np.einsum('kji,kj->ki', Rf, world)
+        normal = np.einsum('kji,kj->ki', Rf, self.basis[:, 0])
+        point = self.offset - self.radius[:, None] * normal
+        return ContactForces([c.name for c in self.contacts],
+                             [self.system.frames[f].name for f in self.frame],
+                             list(modes), point, force)
 
     def points(self, q):
         """Per contact at ``q`` (nQ,): ``(chain, w, v, centre, x, n, t1, t2)`` with

@@ -4,12 +4,16 @@ Times: simulation time t [s] <-> integer nanoseconds <-> ``builtin_interfaces/Ti
 Poses: (4, 4) homogeneous matrices <-> ``geometry_msgs/Transform`` (quaternion x, y, z, w).
 A free body's state (:class:`ros_vi.simulation.FreeBodyState`) -> ``nav_msgs/Odometry``.
 Distances (:mod:`ros_vi.collision`) -> ``std_msgs/Float64MultiArray`` and
-``visualization_msgs/MarkerArray``.
+``visualization_msgs/MarkerArray``.  Contact forces
+(:class:`ros_vi.mechanics.contact.ContactForces`) -> ``geometry_msgs/WrenchStamped`` per
+frame and ``visualization_msgs/MarkerArray``.
 The arithmetic is in :mod:`ros_vi.conventions` (no ROS import), shared with the recordings.
 """
+import re
+
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Point, TransformStamped
+from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA, Float64MultiArray, MultiArrayDimension
@@ -130,6 +134,9 @@ APART_RGBA = (0.1, 0.8, 0.2, 1.0)         # a pair apart: green
 TOUCHING_RGBA = (0.9, 0.1, 0.1, 1.0)      # a pair touching or overlapping: red
 OBSTACLE_RGBA = (0.6, 0.6, 0.65, 0.5)
 ARROW_SHAFT, ARROW_HEAD = 0.005, 0.015    # [m] diameters of the closest-point arrows
+STICK_RGBA = (0.1, 0.8, 0.2, 1.0)         # a sticking contact: green
+SLIDE_RGBA = (1.0, 0.55, 0.0, 1.0)        # a sliding contact: orange
+CONTACT_POINT = 0.02                      # [m] diameter of a contact point's sphere
 HALFSPACE_SIDE = 4.0                      # [m] side of the square drawn for a half-space
 HALFSPACE_THICKNESS = 0.002               # [m]
 
@@ -202,4 +209,53 @@ def distance_markers(query, pair_names, obstacles, frame_id, stamp):
         markers.append(m)
     for j, obstacle in enumerate(obstacles.values()):
         markers.append(obstacle_marker(obstacle, frame_id, stamp, j))
+    return MarkerArray(markers=markers)
+
+
+def contact_topic(frame):
+    """The topic name token(s) for a contact wrench of the frame ``frame`` (a prefixed link
+    name, ``/`` kept as a namespace separator): characters a topic name cannot hold become
+    ``_``, and a token that starts with a digit gets a leading ``_``."""
+    tokens = [re.sub(r'[^A-Za-z0-9_]', '_', t) for t in frame.split('/') if t]
+    return '/'.join('_' + t if t[0].isdigit() else t for t in tokens) or '_'
+
+
+def wrench_msg(frame, force, torque, stamp):
+    """``geometry_msgs/WrenchStamped`` of ``force`` (3,) [N] and ``torque`` (3,) [N m] in
+    ``frame``'s axes (header.frame_id = frame)."""
+    msg = WrenchStamped()
+    msg.header.frame_id, msg.header.stamp = frame, stamp
+    f, m = msg.wrench.force, msg.wrench.torque
+    f.x, f.y, f.z = (float(v) for v in force)
+    m.x, m.y, m.z = (float(v) for v in torque)
+    return msg
+
+
+def contact_markers(forces, scale, stamp):
+    """``visualization_msgs/MarkerArray`` of the active contacts of a
+    :class:`~ros_vi.mechanics.contact.ContactForces`, each in its frame: a DELETEALL first
+    (a contact that opened disappears), then per active contact ``k`` a SPHERE at the
+    touching point (namespace ``contact_points``, id k) and an ARROW from it along the force
+    (``contact_forces``, id k), ``scale`` [m/N] long; green sticking, orange sliding."""
+    markers = [Marker(action=Marker.DELETEALL)]
+    for k, mode in enumerate(forces.modes):
+        if mode == 'open':
+            continue
+        color = _color(STICK_RGBA if mode == 'stick' else SLIDE_RGBA)
+        point, force = forces.points[k], forces.forces[k]
+        tip = point + scale * force
+        dot = Marker(ns='contact_points', id=k, type=Marker.SPHERE, action=Marker.ADD,
+                     color=color, text=forces.names[k])
+        dot.scale.x = dot.scale.y = dot.scale.z = CONTACT_POINT
+        dot.pose.position = Point(x=float(point[0]), y=float(point[1]), z=float(point[2]))
+        dot.pose.orientation.w = 1.0
+        arrow = Marker(ns='contact_forces', id=k, type=Marker.ARROW, action=Marker.ADD,
+                       color=color, text=forces.names[k])
+        arrow.pose.orientation.w = 1.0
+        arrow.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+                        for p in (point, tip)]
+        arrow.scale.x, arrow.scale.y = ARROW_SHAFT, ARROW_HEAD
+        for m in (dot, arrow):
+            m.header.frame_id, m.header.stamp = forces.frames[k], stamp
+        markers += [dot, arrow]
     return MarkerArray(markers=markers)

@@ -8,6 +8,8 @@ in docs/simulator.md.
 """
 import time
 
+import numpy as np
+
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 from ..errors import shorten
@@ -124,8 +126,9 @@ class SimulatorDiagnostics:
 
 def _contact_values(sim):
     """The joint limits and contacts of the last step: the joints held at a limit, the
-    contacts (count), the active ones (sticking or sliding), the sliding ones and the
-    smallest gap [m] at the published state (empty without contacts)."""
+    contacts (count), the active ones (sticking or sliding), the sliding ones, the
+    smallest gap [m] at the published state and the largest normal impulse times gap
+    [N s m] (complementarity residual; empty without contacts)."""
     from ..contact import contact_kinematics
     mvi = sim.mvi
     names = sim.joint_names
@@ -137,4 +140,7 @@ def _contact_values(sim):
     values['contacts_sliding'] = str(sum(m == 'slide' for m in modes))
     gap = contact_kinematics(sim.system, mvi.q2, contacts)[0] if contacts else ()
     values['contact_gap_min'] = '%.3g' % min(gap) if len(gap) else ''
+    # the complementarity residual: a pushing contact must be closed (gamma * gap = 0)
+    values['contact_complementarity'] = ('%.3g' % np.max(np.abs(
+        mvi.contact_impulses[:, 0] * gap)) if len(gap) else '')
     return values

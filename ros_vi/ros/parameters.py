@@ -208,6 +208,13 @@ class SimulatorParameters(RobotParameters):
                              'z = height that the robot\'s collision spheres, boxes and '
                              'capsules rest on (docs/contact.md); empty: none (a world_file '
                              'gives its own)', numbers())
+    publish_contacts: bool = param(True, 'with contacts: publish each contact-carrying '
+                                         'link\'s wrench from them on ~/contact_wrench/<link> '
+                                         '(geometry_msgs/WrenchStamped, in the link\'s axes) '
+                                         'and ~/contact_markers (visualization_msgs/'
+                                         'MarkerArray) with every state', boolean)
+    contact_marker_scale: float = param(0.005, 'length of a contact force\'s arrow on '
+                                               '~/contact_markers [m/N]', number(0.0))
     rate: float = param(500.0, 'tick rate of the simulation loop [Hz of simulation time]',
                         number(0.0, low_open=True))
     substeps: int = param(1, 'VI steps per tick', number(1, integer=True))

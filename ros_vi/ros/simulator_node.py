@@ -13,6 +13,10 @@ Publishes (names relative to the node's namespace)
     joint_trajectory_controller/controller_state (control_msgs/JointTrajectoryControllerState).
     With ``distance_pairs``: ~/distances (std_msgs/Float64MultiArray, signed distances in
     pair order) and ~/closest_points (visualization_msgs/MarkerArray) with each state.
+    With contacts (``ground``, a world's ground): per link that carries one
+    ~/contact_wrench/<link> (geometry_msgs/WrenchStamped in the link's axes: the force and
+    moment about its origin from its contacts over the last step) and ~/contact_markers
+    (visualization_msgs/MarkerArray), with each state, if publish_contacts.
     With ``record:=run.mcap`` the published states also go to a ROS 2 MCAP file
     (:mod:`ros_vi.recording.mcap`), finished when the node is destroyed.
 Subscribes
@@ -45,6 +49,7 @@ import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -130,6 +135,7 @@ class SimulatorNode(Node):
                                                         qos.STATE_QOS)
             self._pub_closest = self.create_publisher(MarkerArray, '~/closest_points',
                                                       qos.STATE_QOS)
+        self._contact_wrench = self._make_contact_publishers(cfg)
         # the step thread (started last) and the guard condition that wakes the executor
         # when it has answered a service
         self.loop = StepLoop(self, self.create_guard_condition(lambda: None))
@@ -367,6 +373,8 @@ class SimulatorNode(Node):
             return
         if self.distances is not None:
             self._publish_distances(state, stamp)
+        if self._contact_wrench:
+            self._publish_contacts(stamp)
         transforms = sim.link_transforms()
         if self._base_index is not None:
             base = state.bodies[self._base_index]
@@ -388,6 +396,26 @@ class SimulatorNode(Node):
             self.view.draw(state.joint_states(mimic=False)[1], None if self._base_index is None
                            else state.bodies[self._base_index].pose)
         self.loop.state_published(ns)
+
+    def _make_contact_publishers(self, cfg):
+        """{frame: WrenchStamped publisher} for every frame that carries a contact, and
+        the contact markers' publisher; {} without contacts or ``publish_contacts``."""
+        forces = self.sim.contact_forces()
+        if forces is None or not cfg.publish_contacts:
+            return {}
+        self._pub_contact_markers = self.create_publisher(MarkerArray, '~/contact_markers',
+                                                          qos.STATE_QOS)
+        return {frame: self.create_publisher(WrenchStamped, '~/contact_wrench/'
+                                             + conv.contact_topic(frame), qos.STATE_QOS)
+                for frame in dict.fromkeys(forces.frames)}
+
+    def _publish_contacts(self, stamp):
+        """~/contact_wrench/<link> and ~/contact_markers for the last step."""
+        forces = self.sim.contact_forces()
+        for frame, force, torque in forces.wrenches():
+            self._contact_wrench[frame].publish(conv.wrench_msg(frame, force, torque, stamp))
+        self._pub_contact_markers.publish(conv.contact_markers(
+            forces, self.cfg.contact_marker_scale, stamp))
 
     def _publish_distances(self, state, stamp):
         """~/distances and ~/closest_points at the published positions."""

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..integrators import ConvergenceError, MidpointVI
 from ..mechanics import dynamics
+from ..mechanics.contact import ContactSet
 from ..mechanics.free import xyz_angles
 from ..mechanics.inputs import config_efforts
 from .bodies import FreeBodies
@@ -296,6 +297,7 @@ class Simulation:
         self.retries = 0
         self._driving = False         # a drive was on during the current tick
         self._tf = LinkTransforms(system)
+        self._contacts = ContactSet(system) if system.contacts else None
         self._out.set(q0, np.zeros(nq))
         self._static = self._tf.fixed(self._out)
         self.reset(keep_time=False)
@@ -722,6 +724,21 @@ class Simulation:
         """{body name: :class:`FreeBodyState`} at the published state (pose in the free
         joint's parent frame, twist in the body's axes)."""
         return {b.name: b for b in self.state().bodies}
+
+    def contact_forces(self):
+        """The contacts' forces over the last VI step, at the published state: a
+        :class:`~ros_vi.mechanics.contact.ContactForces` (per contact its frame, mode,
+        touching point [m] and force [N], in the frame's axes; ``.wrenches()`` sums them
+        per frame), or None for a system without contacts.  The force is the step's
+        impulse over its duration (the last substep's, with substeps); zero after a reset
+        and while a failed tick holds the state."""
+        if self._contacts is None:
+            return None
+        mvi = self.mvi
+        dt = mvi.t2 - mvi.t1
+        impulses = mvi.contact_impulses if dt > 0 else np.zeros((len(self._contacts), 3))
+        return self._contacts.forces(mvi.q2, impulses, dt if dt > 0 else 1.0,
+                                     mvi.contact_modes)
 
     # ------------------------------------------------------------------ link transforms
     def link_transforms(self):
