@@ -296,6 +296,52 @@ objects:
                for w in setup.warnings)
 
 
+PAD_URDF = """<robot name="pad"><link name="pad">
+  <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0"
+    iyz="0"/></inertial>
+  <collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <gazebo reference="pad"><mu1>%s</mu1><mu2>%s</mu2></gazebo></robot>"""
+
+
+def test_surface_friction_meets_the_grounds_as_gazebo_combines_them():
+    """A world object's ``friction`` and a robot link's Gazebo ``mu1``/``mu2`` are their
+    surfaces' coefficients; a contact takes the smaller of its surface's and the ground's
+    (a surface without one: the ground's).  A crate of mu 0.2 set sliding at 1 m/s on a
+    ground of mu 0.8 slows at 0.2 g."""
+    from ros_vi.simulation import Simulation
+    sim = Simulation.from_world("""
+ground: {height: 0.0, friction: 0.8}
+robots:
+  - {name: slick, urdf_text: '%s', floating: true, pose: {xyz: [2, 0, 0.05]}}
+  - {name: grippy, urdf_text: '%s', floating: true, pose: {xyz: [3, 0, 0.05]}}
+objects:
+  - {name: crate, shape: {box: [0.3, 0.2, 0.1]}, mass: 2.0, pose: {xyz: [0, 0, 0.05]},
+     twist: {linear: [1.0, 0, 0]}, friction: 0.2}
+  - {name: ball, shape: {sphere: 0.1}, mass: 1.0, pose: {xyz: [1, 0, 0.1]}, friction: 1.5}
+  - {name: plain, shape: {sphere: 0.1}, mass: 1.0, pose: {xyz: [-1, 0, 0.1]}}
+""" % (PAD_URDF % (0.1, 0.1), PAD_URDF % (2, 2)), rate=1000.0)
+    mu = {}
+    for c in sim.system.contacts:
+        mu.setdefault(c.frame.name, set()).add(c.friction)
+    assert mu == {'crate': {0.2}, 'ball': {0.8}, 'plain': {0.8}, 'slick/pad': {0.1},
+                  'grippy/pad': {0.8}}
+    sim.step(100)
+    crate = sim.free_bodies()['crate']
+    assert abs(crate.linear[0] - (1.0 - 0.2 * G * 0.1)) <= 1e-9
+
+
+def test_unequal_or_malformed_gazebo_friction_is_named():
+    """mu1 and mu2 differ: the round cone takes the smaller, and a warning says so; a
+    coefficient that is not a number >= 0 is an error naming the link."""
+    from ros_vi.urdf import URDFError, URDFWarning, surface_friction
+    with pytest.warns(URDFWarning, match=r'reference="pad".*mu1 0.9 and mu2 0.6.*\(0.6\)'):
+        assert surface_friction(PAD_URDF % (0.9, 0.6)) == {'pad': 0.6}
+    for bad in ('-1', 'grippy', 'nan'):
+        with pytest.raises(URDFError, match=r'<gazebo reference="pad">: <mu1> must be a '
+                                            r'friction coefficient >= 0'):
+            surface_friction(PAD_URDF % (bad, 1))
+
+
 # --------------------------------------------------------------------------- derivatives
 def test_contact_hessians_match_finite_differences():
     """The contacts' second derivatives (exact, from the joints' twists) against central

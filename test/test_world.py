@@ -74,6 +74,10 @@ def test_solid_inertias_match_their_closed_forms_and_limits():
     ('objects: [{name: a, shape: {sphere: 1}, mass: 1, colour: red}]', "unknown key 'colour'"),
     ('objects: [{name: a, shape: {sphere: 1}, mass: 1}, {name: a, shape: {sphere: 1}, '
      'mass: 1}]', "the name 'a' is used twice"),
+    ('objects: [{name: a, shape: {sphere: 1}, mass: 1, friction: -0.1}]',
+     r'objects\[0\]\.friction must be >= 0'),
+    ('objects: [{name: a, shape: {sphere: 1}, mass: 1, friction: high}]',
+     r"objects\[0\]\.friction must be a finite number, got 'high'"),
     ('gravity: [0, 0]', 'gravity must be 3 finite numbers'),
     ('robots: [{name: r, urdf: nowhere.urdf}]', r'robots\[0\]\.urdf: no such file'),
     ('robots: [{name: r, urdf_text: "<robot name=\'r\'><link name=\'a\'/></robot>", '

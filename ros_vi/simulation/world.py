@@ -25,6 +25,7 @@ A world file is YAML with one schema::
         pose: {xyz: [0, 0, 1], rpy: [0, 0, 0]}
         twist: {linear: [0, 0, 0], angular: [0, 0, 0]}   # world frame [m/s, rad/s]
         rgba: [0.8, 0.3, 0.2, 1]
+        friction: 0.5                  # optional: its surface's mu (Gazebo's mu1/mu2)
 
 :func:`load_world` reads and checks it (every error names the file and the entry, e.g.
 ``objects[1].shape``) into a :class:`World`, whose :meth:`World.urdf` is one URDF
@@ -82,7 +83,8 @@ class WorldObject:
     """A loose rigid body: ``name``, ``shape`` ('box', 'sphere', 'cylinder', 'capsule' or
     None for a URDF link), ``size`` (the shape's numbers), ``mass`` [kg], ``inertia`` (3, 3)
     [kg m^2] about its origin (its centre of mass), ``pose`` (4, 4), ``twist`` (6,) world
-    frame, ``rgba``; ``link_xml``: the link element of a one-link URDF object."""
+    frame, ``rgba``; ``link_xml``: the link element of a one-link URDF object; ``friction``
+    its surface's Coulomb coefficient (None: the ground's)."""
     name: str
     shape: str
     size: tuple
@@ -92,6 +94,7 @@ class WorldObject:
     twist: np.ndarray
     rgba: tuple = (0.6, 0.6, 0.65, 1.0)
     link_xml: str = None
+    friction: float = None
 
 
 @dataclass
@@ -270,12 +273,14 @@ def _list(value, where, path):
 
 
 def _numbers(value, n, where, path):
+    what = 'a finite number' if n == 1 else '%d finite numbers' % n
     try:
         out = np.array(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise WorldError('%s: %s must be %d numbers, got %r' % (where, path, n, value)) from None
-    if out.shape != (n,) or not np.all(np.isfinite(out)):
-        raise WorldError('%s: %s must be %d finite numbers, got %r' % (where, path, n, value))
+        out = None
+    if out is None or out.shape != (n,) or not np.all(np.isfinite(out)):
+        raise WorldError('%s: %s must be %s, got %r' % (where, path, what,
+                                                         value[0] if n == 1 else value))
     return out
 
 
@@ -349,15 +354,20 @@ def _robot(entry, where, path, base_dir):
 
 def _object(entry, where, path, base_dir):
     _keys(entry, ('name', 'shape', 'urdf', 'mass', 'density', 'inertia', 'pose', 'twist',
-                  'rgba'), where, path)
+                  'rgba', 'friction'), where, path)
     name = _name(entry, where, path)
     pose = _pose(entry.get('pose'), where, path + '.pose')
     twist = _twist(entry.get('twist'), where, path + '.twist')
     rgba = tuple(_numbers(entry.get('rgba', (0.6, 0.6, 0.65, 1.0)), 4, where, path + '.rgba'))
     if ('shape' in entry) == ('urdf' in entry):
         raise WorldError('%s: %s: give exactly one of shape and urdf' % (where, path))
+    friction = None
+    if 'friction' in entry:
+        friction = float(_numbers([entry['friction']], 1, where, path + '.friction')[0])
+        if friction < 0:
+            raise WorldError('%s: %s.friction must be >= 0, got %g' % (where, path, friction))
     if 'urdf' in entry:
-        return _urdf_object(entry, name, pose, twist, rgba, where, path, base_dir)
+        return _urdf_object(entry, name, pose, twist, rgba, friction, where, path, base_dir)
     shape = entry['shape']
     if not isinstance(shape, dict) or len(shape) != 1 or next(iter(shape)) not in SHAPES:
         raise WorldError('%s: %s.shape must be one of {box: [a, b, c]}, {sphere: r}, '
@@ -385,10 +395,10 @@ def _object(entry, where, path, base_dir):
         inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     else:
         inertia = solid_inertia(kind, size, mass)
-    return WorldObject(name, kind, size, mass, inertia, pose, twist, rgba)
+    return WorldObject(name, kind, size, mass, inertia, pose, twist, rgba, friction=friction)
 
 
-def _urdf_object(entry, name, pose, twist, rgba, where, path, base_dir):
+def _urdf_object(entry, name, pose, twist, rgba, friction, where, path, base_dir):
     from ..urdf import URDFError, load_urdf_text
     for key in ('mass', 'density', 'inertia'):
         if key in entry:
@@ -408,7 +418,7 @@ def _urdf_object(entry, name, pose, twist, rgba, where, path, base_dir):
     link.set('name', name)
     _absolute_meshes(link, os.path.dirname(os.path.abspath(filename)))
     return WorldObject(name, None, (), 0.0, np.zeros((3, 3)), pose, twist, rgba,
-                       link_xml=etree.tostring(link).decode())
+                       link_xml=etree.tostring(link).decode(), friction=friction)
 
 
 # ---------------------------------------------------------------------- one description
@@ -438,7 +448,7 @@ _RENAMED = (('link', 'name', 'link'), ('joint', 'name', 'joint'),
             ('joint/mimic', 'joint', 'joint'), ('material', 'name', 'material'),
             ('link/visual/material', 'name', 'material'), ('ros2_control', 'name', None),
             ('ros2_control/joint', 'name', 'joint'), ('transmission', 'name', None),
-            ('transmission/joint', 'name', 'joint'))
+            ('transmission/joint', 'name', 'joint'), ('gazebo', 'reference', 'link'))
 
 
 def _add_robot(root, robot, where):
@@ -459,7 +469,9 @@ def _add_robot(root, robot, where):
                 el.set(attr, p + el.get(attr))
     _absolute_meshes(src, robot.base_dir)
     for el in src:
-        if el.tag in ('link', 'joint', 'material', 'ros2_control', 'transmission'):
+        # a link's Gazebo surface (its friction: ros_vi.urdf.surface_friction) goes along
+        if el.tag in ('link', 'joint', 'material', 'ros2_control', 'transmission') or \
+                (el.tag == 'gazebo' and el.get('reference') is not None):
             root.append(el)
     joint = etree.SubElement(root, 'joint', name=p + 'world_joint',
                              type='floating' if robot.floating else 'fixed')
@@ -492,6 +504,10 @@ def _add_object(root, obj):
             if kind == 'visual':
                 material = etree.SubElement(el, 'material', name=obj.name + '_colour')
                 etree.SubElement(material, 'color', rgba=' '.join('%g' % x for x in obj.rgba))
+    if obj.friction is not None:
+        surface = etree.SubElement(root, 'gazebo', reference=obj.name)
+        for tag in ('mu1', 'mu2'):
+            etree.SubElement(surface, tag).text = '%.17g' % obj.friction
     joint = etree.SubElement(root, 'joint', name=obj.name, type='floating')
     _origin(joint, obj.pose)
     etree.SubElement(joint, 'parent', link='world')

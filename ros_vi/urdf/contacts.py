@@ -5,17 +5,58 @@ its surface (one :class:`~ros_vi.contact.SphereOnPlane` of its radius at its cen
 at its corners (eight points), a capsule at one of its two end spheres (two spheres).  Each
 is exact: the shape cannot pass the plane anywhere if these cannot.  Cylinders and meshes
 are not in contact yet (a warning names them).
+
+Friction: a link's Gazebo surface coefficients ``<gazebo reference="link"><mu1>``/``<mu2>``
+(:func:`surface_friction`) meet the ground's as Gazebo combines two surfaces, the smaller
+of the two; a link without them takes the ground's.  The cone is round: with ``mu1`` and
+``mu2`` unequal the smaller is used (a warning says so).
 """
 import itertools
+import math
 import warnings
 
 import numpy as np
 
 from ..mechanics.contact import SphereOnPlane
+from .errors import URDFError
+from .parse import parse_xml
 from .tolerance import URDFWarning
 from .shapes import link_geometry
 
-__all__ = ['ground_contacts']
+__all__ = ['ground_contacts', 'surface_friction']
+
+
+def surface_friction(urdf_text):
+    """{link: mu} from the description's ``<gazebo reference="link">`` elements with
+    ``<mu1>`` and/or ``<mu2>`` (Gazebo's two friction directions): the smaller of those
+    given (the cone here is round; a URDFWarning names a link whose two differ).  Raises
+    :class:`URDFError` naming the link for a coefficient that is not a number >= 0."""
+    root = parse_xml(urdf_text, 'URDF')
+    out = {}
+    for element in root.findall('gazebo'):
+        link = element.get('reference')
+        given = {}
+        for tag in ('mu1', 'mu2'):
+            child = element.find(tag)
+            if child is None or link is None:
+                continue
+            try:
+                mu = float((child.text or '').strip())
+            except ValueError:
+                mu = float('nan')
+            if not (math.isfinite(mu) and mu >= 0.0):
+                raise URDFError('URDF <gazebo reference="%s">: <%s> must be a friction '
+                                'coefficient >= 0, got %r' % (link, tag, child.text))
+            given[tag] = mu
+        if not given:
+            continue
+        if len(set(given.values())) > 1:
+            warnings.warn('URDF <gazebo reference="%s">: mu1 %g and mu2 %g differ; the '
+                          'friction cone is round, so the smaller (%g) is used'
+                          % (link, given['mu1'], given['mu2'], min(given.values())),
+                          URDFWarning, stacklevel=2)
+        out[link] = min(given.values())
+    return out
 
 
 def _points(shape):
@@ -37,7 +78,9 @@ def _points(shape):
 def ground_contacts(system, height=0.0, friction=1.0):
     """Add to ``system`` the contacts of every imported robot's (``system.urdf_robots``)
     collision spheres, boxes and capsules with the ground plane z = ``height`` [m], with
-    Coulomb friction ``friction``; returns them (list of SphereOnPlane, named
+    Coulomb friction ``friction`` (the ground's; a link with Gazebo ``mu1``/``mu2`` gets the
+    smaller of its own and the ground's: :func:`surface_friction`); returns them (list of
+    SphereOnPlane, named
     ``<prefix><link>_ground_<n>``).  Links welded to the world are left out (they cannot
     move onto the ground); a cylinder or mesh shape is left out with a URDFWarning naming
     it (not in contact yet)."""
@@ -45,6 +88,7 @@ def ground_contacts(system, height=0.0, friction=1.0):
     skipped = []
     for robot in getattr(system, 'urdf_robots', []):
         shapes = link_geometry(robot.description, 'collision', base_dir=robot.base_dir)
+        surfaces = surface_friction(robot.description)
         for shape in shapes:
             frame = robot.link_frame(shape.link)
             if not system.model.frame_anc[system.frames.index(frame)].any():
@@ -53,11 +97,12 @@ def ground_contacts(system, height=0.0, friction=1.0):
             if points is None:
                 skipped.append('%s%s (%s)' % (robot.prefix, shape.link, shape.type))
                 continue
+            mu = min(friction, surfaces.get(shape.link, friction))
             for centre, radius in points:
                 name = '%s%s_ground_%d' % (robot.prefix, shape.link, len(added))
                 added.append(SphereOnPlane(system, frame, radius=radius, offset=centre,
                                            plane_point=(0.0, 0.0, float(height)),
-                                           friction=friction, name=name))
+                                           friction=mu, name=name))
     if skipped:
         warnings.warn('ground contact: collision shapes of %s are not in contact yet '
                       '(spheres, boxes and capsules are)' % ', '.join(skipped), URDFWarning,
