@@ -8,6 +8,8 @@ Times: simulation time t [s] <-> integer nanoseconds <-> (sec, nanosec) as in
 ``builtin_interfaces/Time`` (nanosec in [0, 1e9)).
 Rotations: (3, 3) rotation matrices <-> unit quaternions (x, y, z, w), ROS's order; poses:
 (4, 4) homogeneous matrices <-> (translation, quaternion) as in ``geometry_msgs/Transform``.
+Colours: a contact's by its mode (:data:`CONTACT_RGBA`), the same in rviz's markers and the
+browser view.
 """
 import math
 
@@ -15,7 +17,10 @@ import numpy as np
 
 __all__ = ['time_to_ns', 'split_ns', 'join_ns', 'rotation_to_quaternion',
            'rotations_to_quaternions',
-           'quaternion_to_rotation', 'matrix_to_pose', 'pose_to_matrix']
+           'quaternion_to_rotation', 'matrix_to_pose', 'pose_to_matrix', 'CONTACT_RGBA']
+
+#: RGBA of a touching contact by its mode: sticking green, sliding orange
+CONTACT_RGBA = {'stick': (0.1, 0.8, 0.2, 1.0), 'slide': (1.0, 0.55, 0.0, 1.0)}
 
 
 def time_to_ns(t):

@@ -2,6 +2,7 @@
 the link's visual geometry, posed where the robot's forward kinematics puts the link;
 joint positions set by name; a missing mesh is drawn as its frame with a warning; a taken
 port, an unknown model or an unreadable recording exit 2 naming the culprit."""
+import os
 import socket
 import warnings
 
@@ -20,6 +21,8 @@ from ros_vi.visual.render import BONE_RGBA, JOINT_RGBA
 from ros_vi.visual.viewer import RobotView, ViewerError, fit_camera, serve
 
 from test_urdf_cases import mimic_robot
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 pytest.importorskip('viser')
 
@@ -265,3 +268,80 @@ def test_live_and_replay_run_for_a_duration(tmp_path, capsys):
             sim.tick()
     assert main(['view', str(path), '--port', str(free_port()), '--duration', '0.5']) == 0
     assert 'replaying' in capsys.readouterr().out
+
+
+BOX_URDF = """<robot name="crate"><link name="crate">
+  <inertial><mass value="2"/><inertia ixx="0.01" iyy="0.02" izz="0.03" ixy="0" ixz="0"
+    iyz="0"/></inertial>
+  <visual><geometry><box size="0.3 0.2 0.1"/></geometry></visual>
+  <collision><geometry><box size="0.3 0.2 0.1"/></geometry></collision></link></robot>"""
+
+
+def test_the_touching_contacts_are_drawn_where_the_simulation_has_them(server):
+    """A yawed crate (a floating base) resting on the ground: its four bottom corners are
+    drawn as contact points on the ground, in the world, each with a line up along its
+    force (0.005 m/N), green (sticking), the four lines' lengths adding to the weight's;
+    the open top corners are not drawn.  LiveView puts them in the scene and takes them
+    away when nothing touches."""
+    from ros_vi.simulation import setup_robot
+    from ros_vi.visual.viewer import LiveView, contact_segments
+    setup = setup_robot(BOX_URDF, floating_base=True, ground=(0.0, 0.8),
+                        initial_base_pose=[0.5, 0.2, 0.05, 0.0, 0.0, 0.7])
+    sim = Simulation.from_setup(setup, 0.002)
+    sim.step(50)
+    state = sim.state()
+    base = state.bodies[0].pose
+    view = RobotView(server, BOX_URDF, name='crate')
+    try:
+        view.set_positions(state.joint_states(mimic=False)[1], base)
+        points, segments, rgb = contact_segments(view, sim.contact_forces())
+    finally:
+        view.remove()
+    corners = np.array([[sx * 0.15, sy * 0.1, -0.05, 1.0] for sx in (-1, 1)
+                        for sy in (-1, 1)]) @ base.T
+    assert len(points) == 4
+    np.testing.assert_allclose(np.sort(points, axis=0), np.sort(corners[:, :3], axis=0),
+                               atol=1e-9)
+    np.testing.assert_allclose(points[:, 2], 0.0, atol=1e-12)
+    np.testing.assert_allclose(segments[:, 0], points)
+    up = segments[:, 1] - segments[:, 0]
+    np.testing.assert_allclose(up[:, :2], 0.0, atol=1e-9)
+    assert abs(up[:, 2].sum() - 0.005 * 2.0 * 9.81) <= 1e-9
+    assert rgb.tolist() == [[0.1, 0.8, 0.2]] * 4
+    live = LiveView(free_port(), BOX_URDF, warn=lambda m: None, rate=1e9)
+    try:
+        live.draw(state.joint_states(mimic=False)[1], base, sim.contact_forces())
+        assert [h.name for h in live._contacts] == ['/contacts/points', '/contacts/forces']
+        np.testing.assert_allclose(live._contacts[0].points, points, atol=1e-3)  # float16
+        sim.reset()
+        live.draw(state.joint_states(mimic=False)[1], base, sim.contact_forces())
+        assert live._contacts == []
+    finally:
+        live.stop()
+
+
+def test_a_worlds_objects_and_their_contacts_are_drawn_live(server):
+    """worlds/drop.yaml as the simulator node draws it: its description has the objects'
+    free joints, posed by every config in the charts' attitudes: the ball and the crate
+    are drawn where the simulation has them, resting, with their five touching points on
+    the ground."""
+    from ros_vi.simulation.world import load_world
+    from ros_vi.visual.viewer import contact_segments
+    world = os.path.join(ROOT, 'worlds', 'drop.yaml')
+    sim = Simulation.from_world(world, rate=500.0)
+    sim.step(750)
+    state = sim.state()
+    view = RobotView(server, load_world(world).urdf(), name='drop')
+    try:
+        assert len(view.joint_names) == sim.system.nQ
+        view.set_positions(state.positions, None,
+                           sim.system.free_charts.attitudes(sim.system.model))
+        with sim.system.evaluate_at(sim.output_data()):
+            where = sim.system.urdf.link_poses()
+        for body in ('ball', 'crate'):
+            np.testing.assert_allclose(node_pose(view.nodes[body]), where[body], atol=1e-6)
+        points, _, _ = contact_segments(view, sim.contact_forces())
+    finally:
+        view.remove()
+    assert len(points) == 5
+    np.testing.assert_allclose(points[:, 2], 0.0, atol=1e-9)

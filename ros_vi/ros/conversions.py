@@ -22,7 +22,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 # the ROS-free halves (also used by the recordings); time_to_ns and the quaternion
 # conversions are part of this module's interface too
-from ..conventions import (join_ns, matrix_to_pose, pose_to_matrix,  # noqa: F401
+from ..conventions import (CONTACT_RGBA, join_ns, matrix_to_pose, pose_to_matrix,  # noqa: F401
                            quaternion_to_rotation, rotation_to_quaternion,
                            rotations_to_quaternions, split_ns, time_to_ns)
 from ..urdf import axis_alignment
@@ -134,8 +134,6 @@ APART_RGBA = (0.1, 0.8, 0.2, 1.0)         # a pair apart: green
 TOUCHING_RGBA = (0.9, 0.1, 0.1, 1.0)      # a pair touching or overlapping: red
 OBSTACLE_RGBA = (0.6, 0.6, 0.65, 0.5)
 ARROW_SHAFT, ARROW_HEAD = 0.005, 0.015    # [m] diameters of the closest-point arrows
-STICK_RGBA = (0.1, 0.8, 0.2, 1.0)         # a sticking contact: green
-SLIDE_RGBA = (1.0, 0.55, 0.0, 1.0)        # a sliding contact: orange
 CONTACT_POINT = 0.02                      # [m] diameter of a contact point's sphere
 HALFSPACE_SIDE = 4.0                      # [m] side of the square drawn for a half-space
 HALFSPACE_THICKNESS = 0.002               # [m]
@@ -241,7 +239,7 @@ def contact_markers(forces, scale, stamp):
     for k, mode in enumerate(forces.modes):
         if mode == 'open':
             continue
-        color = _color(STICK_RGBA if mode == 'stick' else SLIDE_RGBA)
+        color = _color(CONTACT_RGBA[mode])
         point, force = forces.points[k], forces.forces[k]
         tip = point + scale * force
         dot = Marker(ns='contact_points', id=k, type=Marker.SPHERE, action=Marker.ADD,

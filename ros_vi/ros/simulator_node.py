@@ -191,7 +191,8 @@ class SimulatorNode(Node):
             'simulating %r: %d joints (%s), rate %g Hz x %d substeps, real_time_factor %g, '
             'publish_rate %g Hz, clock %s%s%s' % (
                 self.sim.robot.name if self.sim.robot else 'system',
-                len(self.sim.joint_state_names), ', '.join(self.sim.joint_state_names), cfg.rate, cfg.substeps, cfg.real_time_factor,
+                len(self.sim.joint_state_names), ', '.join(self.sim.joint_state_names),
+                cfg.rate, cfg.substeps, cfg.real_time_factor,
                 cfg.publish_rate, '%g Hz' % cfg.clock_rate if cfg.publish_clock else 'off',
                 ', lockstep' if cfg.lockstep else '', ', paused' if cfg.start_paused else ''))
         self.loop.start()
@@ -200,7 +201,8 @@ class SimulatorNode(Node):
     def _make_simulation(self, cfg):
         try:
             return Simulation.from_setup(
-                self.setup, 1.0 / cfg.rate, substeps=cfg.substeps, command_timeout=cfg.command_timeout,
+                self.setup, 1.0 / cfg.rate, substeps=cfg.substeps,
+                command_timeout=cfg.command_timeout,
                 command_decay=cfg.command_decay, command_joints=cfg.command_joints or None,
                 max_refinements=cfg.max_refinements, max_iterations=cfg.max_iterations,
                 max_subdivisions=cfg.max_subdivisions, tolerance=cfg.tolerance,
@@ -373,8 +375,10 @@ class SimulatorNode(Node):
             return
         if self.distances is not None:
             self._publish_distances(state, stamp)
+        contacts = (self.sim.contact_forces() if self._contact_wrench or self.view is not None
+                    else None)
         if self._contact_wrench:
-            self._publish_contacts(stamp)
+            self._publish_contacts(contacts, stamp)
         transforms = sim.link_transforms()
         if self._base_index is not None:
             base = state.bodies[self._base_index]
@@ -393,9 +397,21 @@ class SimulatorNode(Node):
         if self.recorder is not None:
             self.recorder.record(state, transforms)
         if self.view is not None:
-            self.view.draw(state.joint_states(mimic=False)[1], None if self._base_index is None
-                           else state.bodies[self._base_index].pose)
+            self._draw_view(state, contacts)
         self.loop.state_published(ns)
+
+    def _draw_view(self, state, contacts):
+        """The browser view at the published state: a description with free joints (a
+        world's objects and floating robots) is posed by every config in the charts'
+        attitudes, one without by its joint_states (a floating base at its pose)."""
+        sim = self.sim
+        if len(self.view.positions) == sim.system.nQ and sim.system.free_charts is not None \
+                and self._base_index is None:
+            self.view.draw(state.positions, None, contacts,
+                           sim.system.free_charts.attitudes(sim.system.model))
+        else:
+            self.view.draw(state.joint_states(mimic=False)[1], None if self._base_index is None
+                           else state.bodies[self._base_index].pose, contacts)
 
     def _make_contact_publishers(self, cfg):
         """{frame: WrenchStamped publisher} for every frame that carries a contact, and
@@ -409,9 +425,8 @@ class SimulatorNode(Node):
                                              + conv.contact_topic(frame), qos.STATE_QOS)
                 for frame in dict.fromkeys(forces.frames)}
 
-    def _publish_contacts(self, stamp):
-        """~/contact_wrench/<link> and ~/contact_markers for the last step."""
-        forces = self.sim.contact_forces()
+    def _publish_contacts(self, forces, stamp):
+        """~/contact_wrench/<link> and ~/contact_markers of the last step's ``forces``."""
         for frame, force, torque in forces.wrenches():
             self._contact_wrench[frame].publish(conv.wrench_msg(frame, force, torque, stamp))
         self._pub_contact_markers.publish(conv.contact_markers(

@@ -10,6 +10,9 @@
   :class:`~.render.RobotScene`: primitives and meshes in the link frame, a skeleton for a
   link with nothing drawable), posed from the robot's own forward kinematics
   (:func:`~.playback.link_pose_track`) at the joint positions it is given.
+* :class:`LiveView` -- the simulator node's view: a RobotView redrawn at a bounded rate,
+  with the touching contacts (:func:`contact_segments`: a point and a force line each,
+  green sticking, orange sliding).
 
 World z is up; lengths are in metres, angles in radians.
 """
@@ -19,18 +22,21 @@ import time
 
 import numpy as np
 
-from ..conventions import rotations_to_quaternions
+from ..conventions import CONTACT_RGBA, rotations_to_quaternions
 from ..errors import name_list
 from .playback import link_pose_track, load_robot
 
-__all__ = ['serve', 'add_link_meshes', 'RobotView', 'robot_view', 'LiveView', 'Playback', 'fit_camera',
-           'ViewerError', 'DEFAULT_PORT']
+__all__ = ['serve', 'add_link_meshes', 'RobotView', 'robot_view', 'LiveView', 'Playback',
+           'fit_camera', 'contact_segments', 'ViewerError', 'DEFAULT_PORT']
 
 DEFAULT_PORT = 8080
 GRID_SIZE = 4.0         # [m] side of the ground grid
 GRID_CELL = 0.1         # [m]
 WORLD_AXES = 0.25       # [m] length of the world frame's axes
 GRAVITY_ARROW = 0.3     # [m]
+CONTACT_SCALE = 0.005   # [m/N] length of a contact force's line (as the rviz markers')
+CONTACT_LINE = 0.006    # [m] its thickness
+CONTACT_POINT = 0.02    # [m] size of a contact point
 
 
 class ViewerError(ValueError):
@@ -249,6 +255,25 @@ def robot_view(server, urdf_text, warn, base_dir=None, frames=False, name='robot
     return view
 
 
+def contact_segments(view, contacts, scale=CONTACT_SCALE):
+    """The touching contacts of ``contacts`` (a
+    :class:`~ros_vi.mechanics.contact.ContactForces`) in the world of the RobotView
+    ``view`` as last drawn: ``(points (n, 3) [m], segments (n, 2, 3) [m] from each point
+    along its force, ``scale`` [m/N] long, rgb (n, 3) in [0, 1] by mode)``; a contact on a
+    frame the view has no link of is left out."""
+    index = {link: i for i, link in enumerate(view.links)}
+    rows = [k for k, (mode, frame) in enumerate(zip(contacts.modes, contacts.frames))
+            if mode != 'open' and frame in index]
+    if not rows:
+        return np.zeros((0, 3)), np.zeros((0, 2, 3)), np.zeros((0, 3))
+    g = view.poses[[index[contacts.frames[k]] for k in rows]]          # (n, 4, 4)
+    points = np.einsum('kij,kj->ki', g[:, :3, :3], contacts.points[rows]) + g[:, :3, 3]
+    forces = np.einsum('kij,kj->ki', g[:, :3, :3], contacts.forces[rows])
+    segments = np.stack([points, points + scale * forces], axis=1)
+    rgb = np.array([CONTACT_RGBA[contacts.modes[k]][:3] for k in rows])
+    return points, segments, rgb
+
+
 class LiveView:
     """A robot served at ``http://host:port`` and redrawn at most ``rate`` times a second (of
     wall time) however often it is given a state: the simulator node's browser view.
@@ -267,20 +292,37 @@ class LiveView:
         self.url = 'http://%s:%d' % (host, port)
         self.period = 1.0 / rate
         self._drawn = -float('inf')
+        self._contacts = []          # the scene handles of the contacts drawn
 
     @property
     def positions(self):
         """The joint positions (nq,) last drawn."""
         return self.view.positions
 
-    def draw(self, positions, base_pose=None):
+    def draw(self, positions, base_pose=None, contacts=None, bodies=None):
         """Pose the robot at ``positions`` (nq,) [rad or m] (and its root link at
-        ``base_pose`` (4, 4), a floating base's) unless the last drawing is less than a
-        period old."""
+        ``base_pose`` (4, 4), a floating base's; its free joints' bodies by ``bodies``, as
+        :meth:`RobotView.set_positions` takes them) and draw the touching ``contacts`` (a
+        :class:`~ros_vi.mechanics.contact.ContactForces`, in the robot's link frames) unless
+        the last drawing is less than a period old."""
         now = time.monotonic()
         if now - self._drawn >= self.period:
             self._drawn = now
-            self.view.set_positions(positions, base_pose)
+            self.view.set_positions(positions, base_pose, bodies)
+            if contacts is not None:
+                self._draw_contacts(*contact_segments(self.view, contacts))
+
+    def _draw_contacts(self, points, segments, rgb):
+        scene = self.server.scene
+        with self.server.atomic():
+            for handle in self._contacts:
+                handle.remove()
+            self._contacts = [] if not len(points) else [
+                scene.add_point_cloud('/contacts/points', points, rgb,
+                                      point_size=CONTACT_POINT, point_shape='circle'),
+                scene.add_line_segments('/contacts/forces', segments,
+                                        np.repeat(rgb[:, None, :], 2, axis=1),
+                                        thickness=CONTACT_LINE)]
 
     def stop(self):
         self.server.stop()

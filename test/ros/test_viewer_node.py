@@ -129,6 +129,32 @@ def test_simulator_serves_its_own_view(probe):
         node.destroy_node()
 
 
+def test_simulator_draws_a_worlds_objects_and_their_contacts(probe):
+    """worlds/drop.yaml with viewer_port: the view poses the objects (free joints of the
+    world's description) where the simulation has them, from the start, and draws their
+    touching contacts once they rest."""
+    import os
+    world = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), 'worlds', 'drop.yaml')
+    node = SimulatorNode(context=probe.context, node_name='world_view', parameter_overrides=[
+        Parameter('world_file', value=world), Parameter('start_paused', value=True),
+        Parameter('viewer_port', value=_free_port())])
+    try:
+        live = node.view
+        ball = live.view.links.index('ball')
+        np.testing.assert_allclose(live.view.poses[ball][:3, 3], [0.0, 0.0, 0.5], atol=1e-12)
+        node.sim.step(750)
+        live._drawn = -np.inf                   # not waiting out the 30 Hz bound
+        node.publish_state()
+        np.testing.assert_allclose(live.view.poses[ball][:3, 3], node.sim.free_bodies()[
+            'ball'].pose[:3, 3] + [0.0, 0.0, 0.5], atol=1e-9)
+        assert abs(live.view.poses[ball][2, 3] - 0.1) <= 1e-9
+        [points, lines] = live._contacts
+        assert len(points.points) == 5 and np.abs(points.points[:, 2]).max() <= 1e-3
+    finally:
+        node.destroy_node()
+
+
 def test_ros_vi_view_ros_serves_then_stops_and_names_a_port_in_use(capsys):
     from ros_vi.cli import main
     port = _free_port()
