@@ -74,6 +74,71 @@ def test_a_dropped_ball_comes_to_rest_on_the_ground():
     assert np.all(np.diff(E) <= 1e-9)
 
 
+@pytest.mark.parametrize('e', [0.5, 1.0])
+def test_a_ball_bounces_with_its_coefficient_of_restitution(e):
+    """Dropped from 0.5 m (its centre 0.4 m above its resting height) with restitution e,
+    the ball strikes the ground once, never passes it, and leaves at e times the speed
+    it came in with (Newton's law, to rounding); it rises to e^2 0.4 m less the first-order
+    error of striking at a step's end (< 0.5 % at dt = 1 ms), and its energy never
+    rises (e = 1 included)."""
+    s, mvi = ball(height=0.5, friction=0.5)
+    s.contacts[0].restitution = e
+    z, p, E = [], [], []
+    for k in range(1, 1201):
+        mvi.step(k * DT)
+        z.append(mvi.q2[2])
+        p.append(mvi.p2[2])
+        E.append(energy(s, mvi))
+    z, p = np.array(z), np.array(p)
+    assert z.min() >= 0.1 - 1e-12
+    hit = int(np.argmax(p > 0))                      # the step that struck
+    assert np.all(p[:hit] < 0) and z[hit] == pytest.approx(0.1, abs=1e-12)
+    # it left with -e times the momentum it had at the striking step's start (m = 1)
+    assert abs(p[hit] + e * p[hit - 1]) <= 1e-12 * abs(p[hit])
+    rise = z[hit:].max() - 0.1
+    assert 0.995 * e ** 2 * 0.4 <= rise <= e ** 2 * 0.4
+    assert max(E) <= E[0] + 1e-9
+
+
+def test_a_world_grounds_restitution_bounces_its_objects():
+    """``ground: {restitution: e}`` in a world file: every ground contact has it, and a
+    ball dropped from 0.5 m bounces back up to about e^2 of its fall (0.4 m)."""
+    from ros_vi.simulation import Simulation
+    sim = Simulation.from_world("""
+ground: {height: 0.0, friction: 0.5, restitution: 0.7}
+objects:
+  - {name: ball, shape: {sphere: 0.1}, mass: 1.0, pose: {xyz: [0, 0, 0.5]}}
+""", rate=1000.0)
+    assert [c.restitution for c in sim.system.contacts] == [0.7]
+    z = []
+    for _ in range(1000):
+        sim.tick()
+        z.append(sim.free_bodies()['ball'].pose[2, 3])
+    z = np.array(z)                    # the ball's height above where it started
+    assert z.min() >= -0.4 - 1e-12
+    bottom = int(np.argmax(z <= -0.4 + 1e-9))        # the first strike
+    rise = z[bottom:].max() + 0.4
+    assert 0.995 * 0.49 * 0.4 <= rise <= 0.49 * 0.4
+
+
+def test_restitution_is_checked_and_a_rebound_step_has_no_derivatives():
+    """A coefficient outside [0, 1] is refused naming the contact; the derivatives of the
+    step in which the ball struck are refused (its rebound is outside the DEL), those of
+    the next are there."""
+    s, mvi = ball(height=0.1005, friction=0.5)
+    with pytest.raises(ValueError, match="'ball_ground': restitution must be in \\[0, 1\\]"):
+        s.contacts[0].restitution = 1.5
+    s.contacts[0].restitution = 0.8
+    k = 0
+    while mvi.p2[2] <= 0:
+        k += 1
+        mvi.step(k * DT)
+    with pytest.raises(NotImplementedError, match='restitution struck'):
+        mvi.q2_dq1()
+    mvi.step((k + 1) * DT)
+    assert np.isfinite(mvi.q2_dq1()).all()
+
+
 @pytest.mark.parametrize('angle, steps', [(0.3, 10000), (0.6, 2000)])
 def test_a_block_on_a_ramp_sticks_below_and_slides_above_the_friction_angle(angle, steps):
     """Sticking: not a nanometre in 10 s.  Sliding: the closed-form travel and the

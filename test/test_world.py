@@ -78,6 +78,8 @@ def test_solid_inertias_match_their_closed_forms_and_limits():
      r'objects\[0\]\.friction must be >= 0'),
     ('objects: [{name: a, shape: {sphere: 1}, mass: 1, friction: high}]',
      r"objects\[0\]\.friction must be a finite number, got 'high'"),
+    ('ground: {friction: 0.5, restitution: 1.5}', r'ground\.restitution must be in \[0, 1\]'),
+    ('ground: {restitution: 0.5}', r'ground\.restitution needs ground\.friction'),
     ('gravity: [0, 0]', 'gravity must be 3 finite numbers'),
     ('robots: [{name: r, urdf: nowhere.urdf}]', r'robots\[0\]\.urdf: no such file'),
     ('robots: [{name: r, urdf_text: "<robot name=\'r\'><link name=\'a\'/></robot>", '

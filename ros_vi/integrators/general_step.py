@@ -23,6 +23,7 @@ retries and subdivides.
 """
 import numpy as np
 import scipy.linalg
+import scipy.optimize
 from numba import njit
 
 from ..mechanics import dynamics
@@ -287,12 +288,44 @@ class GeneralStep:
         self.contact_impulse = np.zeros((k, 3))   # the last root's (gamma, beta1, beta2)
         self.normal1 = np.zeros((k, system.nQ))
         self.slip1 = np.zeros((k, 2, system.nQ))
+        self.gap1 = np.zeros(k)
         self.gap2 = np.zeros(k)
         self.slide_hint = np.zeros((k, 2))        # slip direction a slide starts from
         # an active set a solve keeps as it is, or None: ({config: bound} held, contact
         # modes (k,)); the derivatives' re-solves of a step hold its own (the map whose
         # derivatives they are is the one of a fixed active set)
         self.frozen = None
+
+    def rebound(self, q2, p2):
+        """The restitution impulse (nQd,) [N s, N m s] that ends the solved step at
+        ``q2`` (nQ,) with momentum ``p2`` (nQd,), or None when no contact with restitution
+        struck in it (open at q1, active at q2).
+
+        Newton's law for the struck contacts S together: their normal velocities after it,
+        N v+ with v+ = M(q2)^-1 (p2 + N^T J) and N their gap gradients at q2, are
+        ``-e`` times those they approached with at the step's start (N1 v1, v1 = M(q1)^-1
+        p1), with J >= 0 (a non-negative least-squares solve of N M^-1 N^T J = target -
+        N M^-1 p2: a contact already leaving faster gets none).  Normal only: friction
+        does not act in the rebound."""
+        if not self.contacts:
+            return None
+        e = np.array([c.restitution for c in self.contacts])
+        struck = np.flatnonzero((e > 0.0) & (self.last_mode != OPEN) & (self.gap1 > GAP_SLACK))
+        if not struck.shape[0]:
+            return None
+        nd, nq = self.system.nQd, self.system.nQ
+        model = self.model
+        data = model.create_data()
+        data.set(self.q1, np.zeros(nq))
+        approach = self.normal1[struck, :nd] @ dynamics.velocity_from_momentum(model, data,
+                                                                              self.p1)
+        data.set(q2, np.zeros(nq))
+        M = dynamics.mass_matrix(model, data)
+        N = self.contact_set.kinematics(q2)[1][struck, :nd]
+        MiNt = np.linalg.solve(M, N.T)
+        target = -e[struck] * np.minimum(approach, 0.0)
+        J, _ = scipy.optimize.nnls(N @ MiNt, target - MiNt.T @ p2[:nd])
+        return N.T @ J
 
     def forget_factors(self):
         """A restart (MidpointVI's history forgotten) drops the Newton factors and their
@@ -306,7 +339,7 @@ class GeneralStep:
         s = self.system
         self.Dh1 = constraint_jacobian_at(s, q1) if s.nc else np.zeros((0, s.nQ))
         if self.contacts:
-            _, self.normal1, self.slip1 = self.contact_set.kinematics(q1)
+            self.gap1, self.normal1, self.slip1 = self.contact_set.kinematics(q1)
 
     def predict(self, history, t, q, p, t2, momentum=False):
         """First guess for q2 (nQ,) at t2 from the current state (t, q (nQ,), p (nQd,)):

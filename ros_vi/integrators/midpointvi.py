@@ -297,6 +297,7 @@ class MidpointVI:
         s = self._system
         self._model, self._data = s.model, s.data
         self._t1 = self._t2 = 0.0
+        self._rebound = False
         self._general = general_step.GeneralStep(s)
         self._set_limits()
         g = self._general
@@ -495,6 +496,7 @@ class MidpointVI:
             self._check_contacts(q1, 'q1')
         self._t1 = self._t2 = float(t1)
         self._q1[:], self._q2[:] = q1, q1
+        self._rebound = False
         self._p1[:], self._p2[:] = p1, p1
         self._lambda1[:] = lam
         self._impulse[:] = 0.0
@@ -516,6 +518,7 @@ class MidpointVI:
             raise ValueError('initialize_from_configs needs t1 > t0 (got %g, %g)' % (t0, t1))
         self._t1, self._t2 = t0, t1
         self._q1[:], self._q2[:] = q0, q1
+        self._rebound = False
         self._lambda1[:] = (0.0 if lambda1 is None else _vector(lambda1, self.nc, 'lambda1'))
         self._p1[:] = 0.0
         self._p2[:] = self._D2Ld()
@@ -677,6 +680,7 @@ class MidpointVI:
         if self._fast is not None:
             # the predictor's history is the compiled stepper's (it took the earlier steps)
             self._history = list(zip(*self._fast.history()))
+        self._rebound = False           # a restitution impulse in this step (or a substep)
         u1 = _vector(u1, self.nu, 'u1')
         k2 = _vector(k2, self.nk, 'k2')
         lam = (self._lambda1.copy() if lambda1_hint is None
@@ -933,12 +937,18 @@ class MidpointVI:
         q2 = self._q1 + delta
         self._q2[:], self._p2[:], self._lambda1[:] = q2, p2, lam
         self._impulse[:] = g.applied_impulse
+        rebound = g.rebound(q2, p2)
+        if rebound is not None:
+            # a contact with restitution struck: it leaves with the rebound's momentum, an
+            # impulse at t2 outside the DEL (the energy anchor does not carry over)
+            self._p2[:] += rebound
+            self._rebound = True
         if g.limit_impulse is not None:
             self._limit_impulse, self._held = g.limit_impulse.copy(), g.last_held.copy()
         pairs = [(t, q) for t, q in self._history if t < t2][1 - packed.HISTORY:] + [
             (t2, q2.copy())]
         self._reset_history(pairs, restart=False)
-        self._anchor = g.next_anchor
+        self._anchor = g.next_anchor if rebound is None else None
         return iterations
 
     def calc_f(self):
@@ -954,6 +964,11 @@ class MidpointVI:
         them, else by NumPy."""
         if self._deriv1 is not None:
             return self._deriv1
+        if self._rebound:
+            raise NotImplementedError(
+                'derivatives of a step in which a contact with restitution struck (its '
+                'rebound impulse is outside the DEL) are not available; they are for '
+                'inelastic contacts (restitution 0)')
         if self._charts is not None:
             if self._composite is not None:
                 return self._composite_derivatives(second=False)[0]

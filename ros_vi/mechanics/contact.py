@@ -49,7 +49,10 @@ class SphereOnPlane:
     """A sphere of ``radius`` [m] (0: a point) centred at ``offset`` (3,) [m] in ``frame``,
     that may not pass through the plane through ``plane_point`` (3,) [m, world] with normal
     ``plane_normal`` (3,) (world; the free side is where it points), with friction
-    coefficient ``friction`` (>= 0; 0: frictionless).  Impacts are inelastic.
+    coefficient ``friction`` (>= 0; 0: frictionless) and coefficient of restitution
+    ``restitution`` (in [0, 1]; 0, the default: impacts are inelastic; else the step in which
+    the sphere strikes the plane ends with it leaving at ``restitution`` times the normal
+    speed it came in with: docs/contact.md).
 
     The gap ``phi(q) = n . (c(q) - plane_point) - radius`` [m] (``c`` the sphere's centre);
     the contact point is ``c - radius n``, the point of the body there slips with
@@ -59,7 +62,7 @@ class SphereOnPlane:
 
     def __init__(self, system, frame, radius=0.0, offset=(0.0, 0.0, 0.0),
                  plane_point=(0.0, 0.0, 0.0), plane_normal=(0.0, 0.0, 1.0), friction=0.0,
-                 name=None):
+                 name=None, restitution=0.0):
         self._system = system
         self._frame = resolve_frame(system, frame, 'SphereOnPlane frame')
         self.name = name
@@ -75,6 +78,7 @@ class SphereOnPlane:
             raise ValueError('SphereOnPlane %r: plane_normal must be non-zero' % name)
         self._basis = plane_basis(normal)
         self.friction = friction
+        self.restitution = restitution
         system._add_contact(self)
 
     def __repr__(self):
@@ -112,11 +116,25 @@ class SphereOnPlane:
 
     @friction.setter
     def friction(self, value):
-        mu = float(value)
-        if not (np.isfinite(mu) and mu >= 0.0):
-            raise ValueError('SphereOnPlane %r: friction must be finite and >= 0, got %r'
-                             % (self.name, value))
-        self._mu = mu
+        self._mu = self._coefficient(value, 'friction', np.inf, 'finite and >= 0')
+
+    @property
+    def restitution(self):
+        """The coefficient of restitution e in [0, 1] (settable; 0: inelastic)."""
+        return self._e
+
+    @restitution.setter
+    def restitution(self, value):
+        self._e = self._coefficient(value, 'restitution', 1.0, 'in [0, 1]')
+
+    def _coefficient(self, value, what, high, rule):
+        """``value`` as a float in [0, high] (high itself finite), or ValueError naming
+        the contact, ``what`` and the ``rule``."""
+        x = float(value)
+        if not (0.0 <= x <= high and np.isfinite(x)):
+            raise ValueError('SphereOnPlane %r: %s must be %s, got %r'
+                             % (self.name, what, rule, value))
+        return x
 
 
 @dataclass

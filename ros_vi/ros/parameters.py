@@ -204,10 +204,11 @@ class SimulatorParameters(RobotParameters):
                                     'root link on tf; odom\'s header.frame_id)', string())
     publish_odometry: bool = param(True, 'publish odom (nav_msgs/Odometry) of a floating base '
                                          'with every state', boolean)
-    ground: list = param([], 'height [m] and Coulomb friction coefficient of a ground plane '
-                             'z = height that the robot\'s collision spheres, boxes and '
-                             'capsules rest on (docs/contact.md); empty: none (a world_file '
-                             'gives its own)', numbers())
+    ground: list = param([], 'height [m], Coulomb friction coefficient and (optional) '
+                             'coefficient of restitution of a ground plane z = height that '
+                             'the robot\'s collision spheres, boxes and capsules rest on '
+                             '(docs/contact.md); empty: none (a world_file gives its own)',
+                         numbers())
     publish_contacts: bool = param(True, 'with contacts: publish each contact-carrying '
                                          'link\'s wrench from them on ~/contact_wrench/<link> '
                                          '(geometry_msgs/WrenchStamped, in the link\'s axes) '
@@ -322,9 +323,11 @@ class SimulatorParameters(RobotParameters):
             if value and not self.floating_base:
                 raise ParameterError('parameter %s: needs floating_base:=true (the robot\'s '
                                      'base is fixed)' % name)
-        if len(self.ground) not in (0, 2) or (self.ground and self.ground[1] < 0):
-            raise ParameterError('parameter ground: expected height [m] and a friction '
-                                 'coefficient >= 0 (or none), got %s' % list(self.ground))
+        if len(self.ground) not in (0, 2, 3) or (self.ground and self.ground[1] < 0) or (
+                len(self.ground) == 3 and not 0.0 <= self.ground[2] <= 1.0):
+            raise ParameterError('parameter ground: expected height [m], a friction '
+                                 'coefficient >= 0 and optionally a coefficient of '
+                                 'restitution in [0, 1] (or none), got %s' % list(self.ground))
         if self.ground and self.world_file.strip():
             raise ParameterError('parameter ground: a world_file gives its own ground')
         self.odom_frame = self.odom_frame.strip()

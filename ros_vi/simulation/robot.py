@@ -7,8 +7,8 @@ tolerated quirks, the command interfaces each joint offers and their bounds (the
 ``<ros2_control>`` block, or the default, then overrides: :func:`joint_interfaces`), the
 initial state (options first, then the block's ``initial_value``), the drive gains and the
 joints of the trajectory follower.  ``Simulation.from_setup(setup, dt)`` builds the
-:class:`~ros_vi.simulation.Simulation`.  So a robot with a ``<ros2_control>`` block gets the same interfaces,
-bounds and initial state in the node, in the CLI and in a script.
+:class:`~ros_vi.simulation.Simulation`.  So a robot with a ``<ros2_control>`` block gets
+the same interfaces, bounds and initial state in the node, in the CLI and in a script.
 
 Errors are :class:`~ros_vi.simulation.commands.OptionError` naming the option (the node
 parameter of the same name) or :class:`~ros_vi.urdf.URDFError` naming the description.
@@ -153,8 +153,9 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
       default (:func:`joint_interfaces`);
     * ``drive_gains`` {joint: (kp, kd)};
     * ``trajectory_joints`` (default every joint with a position interface);
-    * ``ground`` ``(height [m], friction)``: a ground plane z = height whose contacts with the
-      collision spheres, boxes and capsules the step holds (:func:`ros_vi.urdf.ground_contacts`).
+    * ``ground`` ``(height [m], friction[, restitution])``: a ground plane z = height whose
+      contacts with the collision spheres, boxes and capsules the step holds
+      (:func:`ros_vi.urdf.ground_contacts`).
 
     Raises :class:`~ros_vi.urdf.URDFError` (prefixed with ``where``) for a description the
     importer refuses, :class:`OptionError` naming the option for the rest.

@@ -4,7 +4,8 @@ A world file is YAML with one schema::
 
     gravity: [0, 0, -9.81]            # m/s^2 (default)
     ground: {height: 0.0, friction: 0.8}   # a ground plane z = height; with friction (mu)
-                                       # it is a contact surface (docs/contact.md); or false
+                                       # it is a contact surface (docs/contact.md); or false;
+                                       # restitution: e in [0, 1] (default 0: inelastic)
     robots:
       - name: arm                      # required, unique, a ROS name token (letters,
                                        # digits, _); the prefix defaults to name + '/'
@@ -103,6 +104,7 @@ class World:
     gravity: np.ndarray
     ground: float = None
     ground_friction: float = None      # the ground's mu: a contact surface (None: not)
+    ground_restitution: float = 0.0    # its coefficient of restitution
     robots: list = field(default_factory=list)
     objects: list = field(default_factory=list)
     where: str = 'world'
@@ -155,11 +157,11 @@ class World:
 
 
     def contact_ground(self):
-        """``(height [m], friction)`` of a ground that is a contact surface (the
-        ``ground`` keyword of :func:`ros_vi.simulation.setup_robot`), else None."""
+        """``(height [m], friction, restitution)`` of a ground that is a contact surface
+        (the ``ground`` keyword of :func:`ros_vi.simulation.setup_robot`), else None."""
         if self.ground is None or self.ground_friction is None:
             return None
-        return (self.ground, self.ground_friction)
+        return (self.ground, self.ground_friction, self.ground_restitution)
 
     def setup_options(self):
         """The keywords of :func:`ros_vi.simulation.setup_robot` that put the world in its
@@ -224,16 +226,25 @@ def load_world(source):
     gravity = _numbers(data.get('gravity', (0.0, 0.0, -9.81)), 3, where, 'gravity')
     ground = data.get('ground', None)
     if ground is not None and ground is not False:
-        _keys(ground, ('height', 'friction'), where, 'ground')
+        _keys(ground, ('height', 'friction', 'restitution'), where, 'ground')
         friction = ground.get('friction', None)
         if friction is not None:
             friction = float(_numbers([friction], 1, where, 'ground.friction')[0])
             if friction < 0:
                 raise WorldError('%s: ground.friction must be >= 0, got %g' % (where, friction))
+        restitution = float(_numbers([ground.get('restitution', 0.0)], 1, where,
+                                     'ground.restitution')[0])
+        if not 0.0 <= restitution <= 1.0:
+            raise WorldError('%s: ground.restitution must be in [0, 1], got %g'
+                             % (where, restitution))
+        if restitution and friction is None:
+            raise WorldError('%s: ground.restitution needs ground.friction (a ground without '
+                             'it is not a contact surface)' % where)
         ground = float(_numbers([ground.get('height', 0.0)], 1, where, 'ground.height')[0])
     else:
-        ground, friction = None, None
-    world = World(gravity=gravity, ground=ground, ground_friction=friction, where=where)
+        ground, friction, restitution = None, None, 0.0
+    world = World(gravity=gravity, ground=ground, ground_friction=friction,
+                  ground_restitution=restitution, where=where)
     names = set()
     for k, entry in enumerate(_list(data.get('robots', []), where, 'robots')):
         robot = _robot(entry, where, 'robots[%d]' % k, base_dir)

@@ -75,11 +75,12 @@ def _points(shape):
     return None
 
 
-def ground_contacts(system, height=0.0, friction=1.0):
+def ground_contacts(system, height=0.0, friction=1.0, restitution=0.0):
     """Add to ``system`` the contacts of every imported robot's (``system.urdf_robots``)
     collision spheres, boxes and capsules with the ground plane z = ``height`` [m], with
     Coulomb friction ``friction`` (the ground's; a link with Gazebo ``mu1``/``mu2`` gets the
-    smaller of its own and the ground's: :func:`surface_friction`); returns them (list of
+    smaller of its own and the ground's: :func:`surface_friction`) and coefficient of
+    restitution ``restitution`` (0: inelastic); returns them (list of
     SphereOnPlane, named
     ``<prefix><link>_ground_<n>``).  Links welded to the world are left out (they cannot
     move onto the ground); a cylinder or mesh shape is left out with a URDFWarning naming
@@ -102,7 +103,8 @@ def ground_contacts(system, height=0.0, friction=1.0):
                 name = '%s%s_ground_%d' % (robot.prefix, shape.link, len(added))
                 added.append(SphereOnPlane(system, frame, radius=radius, offset=centre,
                                            plane_point=(0.0, 0.0, float(height)),
-                                           friction=mu, name=name))
+                                           friction=mu, name=name,
+                                           restitution=restitution))
     if skipped:
         warnings.warn('ground contact: collision shapes of %s are not in contact yet '
                       '(spheres, boxes and capsules are)' % ', '.join(skipped), URDFWarning,

@@ -58,6 +58,7 @@ def test_integers_are_accepted_for_floats():
     (dict(world_file='w.yaml'), 'parameters urdf_file and world_file: give one, not both'),
     (dict(ground=[0.0]), 'parameter ground: expected height'),
     (dict(ground=[0.0, -0.5]), 'friction coefficient >= 0'),
+    (dict(ground=[0.0, 0.5, 1.2]), r'restitution in \[0, 1\]'),
     (dict(urdf_file='', world_file='w.yaml', ground=[0.0, 0.5]),
      'parameter ground: a world_file gives its own ground'),
 ])
