@@ -2,12 +2,18 @@
 comes to rest on it without penetrating or chattering, a block on a ramp sticks or slides
 as Coulomb's law says (closed forms: acceleration g (sin a - mu cos a), the threshold
 angle atan mu), and sliding loses exactly the friction's work."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import ros_vi as trep
 from ros_vi.contact import SphereOnPlane
 from ros_vi.mechanics import FreeJoint
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'examples'))
+from box_on_ramp import box_on_ramp, main as ramp_example  # noqa: E402
 
 G = 9.81
 DT = 1e-3
@@ -169,27 +175,6 @@ def test_a_block_on_a_ramp_sticks_below_and_slides_above_the_friction_angle(angl
         assert abs(lost - work) <= 1e-6 * work
 
 
-def box_on_ramp(angle, friction, width=0.2, height=0.1, mass=2.0):
-    """A box ``width`` x ``width`` x ``height`` resting flat on the ramp of
-    :func:`block_on_ramp` on its four bottom corners (more contact rows than the body has
-    freedoms: the impulses' distribution is not unique, the motion is)."""
-    s = trep.System()
-    body = FreeJoint(s.world_frame, 'box')
-    w, h = width, height
-    body.body.set_inertia(mass, mass / 12 * np.diag([w * w + h * h, w * w + h * h, 2 * w * w]))
-    trep.potentials.Gravity(s, (0.0, 0.0, -G))
-    normal = np.array([np.sin(angle), 0.0, np.cos(angle)])
-    for i, (x, y) in enumerate([(-1, -1), (1, -1), (1, 1), (-1, 1)]):
-        SphereOnPlane(s, body.body, offset=(x * w / 2, y * w / 2, -h / 2), plane_normal=normal,
-                      friction=friction, name='corner_%d' % i)
-    mvi = trep.MidpointVI(s, min_iterations=1)
-    q0 = np.zeros(6)
-    q0[:3] = 0.5 * h * normal
-    q0[4] = angle                    # the box's axes along the ramp's
-    mvi.initialize_from_state(0.0, q0, np.zeros(6))
-    return body, mvi, q0
-
-
 @pytest.mark.parametrize('angle', [0.3, 0.6])
 def test_a_box_on_four_corners_sticks_or_slides_flat(angle):
     mu, steps = 0.5, 1500
@@ -215,6 +200,19 @@ def test_a_box_on_four_corners_sticks_or_slides_flat(angle):
         assert abs(travel - 0.5 * a * (steps * DT) ** 2) <= 1e-9 * travel
         beta = np.linalg.norm(mvi.contact_impulses[:, 1:], axis=1)
         assert np.abs(beta - mu * gamma).max() <= 1e-12 * gamma.max()   # on the cone
+
+
+def test_the_box_on_a_ramp_example_sticks_and_slides_by_the_closed_form(capsys):
+    """examples/box_on_ramp.py: 0.1 and 0.01 rad below the friction angle the box stays
+    (1e-9 m over 1.5 s: its four corners stick, those the friction loads most at the cone's
+    edge), above it it slides the closed-form distance (1e-9 relative)."""
+    rows = ramp_example([])
+    assert 'friction angle atan(mu) = 0.463648 rad' in capsys.readouterr().out
+    for angle, modes, moved, expected in rows:
+        if np.tan(angle) < 0.5:
+            assert modes == ['stick'] * 4 and abs(moved) <= 1e-9
+        else:
+            assert modes == ['slide'] * 4 and abs(moved - expected) <= 1e-9 * expected
 
 
 def test_the_stick_slip_threshold_is_the_friction_angle():

@@ -32,8 +32,8 @@ from .acceptance import A_TIME, check_root, new_anchor
 from ..mechanics.contact import ContactSet
 from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, COMPLIANCE, CONE_SLACK, CONTACT_TOLERANCE,
                      GAP_SLACK, LIMIT_SLACK, MAX_BACKOFF, MAX_BACKTRACKS, OPEN, REUSE_DT, ROUNDING,
-                     SLIDE, SLIP_FLOOR, STAGNATION, STAGNATION_FACTOR, STALLED, STALL_ACCEPT,
-                     STICK, extrapolation_order)
+                     SLIDE, SLIP_FLOOR, SLIP_REST, SLIP_SCALE, STAGNATION, STAGNATION_FACTOR,
+                     STALLED, STALL_ACCEPT, STICK, extrapolation_order)
 
 _DGESV, _DGETRF, _DGETRS = scipy.linalg.get_lapack_funcs(('gesv', 'getrf', 'getrs'),
                                                          (np.zeros((1, 1)),))
@@ -184,12 +184,15 @@ def newton_jacobian(system, dt, delta=None):
 
 def slip_direction(d, hint):
     """Unit slip direction (2,) for the slip ``d`` (2,) [m] of a contact over a step, and
-    its derivative by d (2, 2); at a slip too small to have a direction, ``hint`` (the
-    direction the slide started from) with derivative 0."""
-    size = np.hypot(d[0], d[1])
+    its derivative by d (2, 2): the direction of ``d + SLIP_SCALE hint`` (``hint`` the
+    direction the slide started from), d's own for any slip well above SLIP_SCALE and the
+    hint's as the slip vanishes (a contact at the cone's edge that other contacts hold: a
+    smooth direction, where d/|d| would turn by 1/|d|)."""
+    w = d + SLIP_SCALE * hint
+    size = np.hypot(w[0], w[1])
     if size <= SLIP_FLOOR:
         return hint, np.zeros((2, 2))
-    u = d / size
+    u = w / size
     return u, (np.eye(2) - np.outer(u, u)) / size
 
 
@@ -290,6 +293,8 @@ class GeneralStep:
         self.slip1 = np.zeros((k, 2, system.nQ))
         self.gap1 = np.zeros(k)
         self.gap2 = np.zeros(k)
+        # the sliding contacts of the last root that do not slip: held at the cone's edge
+        self.last_edge = np.zeros(0, dtype=np.int64)
         self.slide_hint = np.zeros((k, 2))        # slip direction a slide starts from
         # an active set a solve keeps as it is, or None: ({config: bound} held, contact
         # modes (k,)); the derivatives' re-solves of a step hold its own (the map whose
@@ -575,6 +580,7 @@ class GeneralStep:
             # first (its stick impulse then says whether, and which way, it slides)
             self.mode = np.where(self.last_mode == SLIDE, STICK, self.last_mode)
         impulses = self.contact_impulse.copy()
+        self.stopped, self.edge = set(), set()    # (_update_modes)
         iterations = 0
         solves = 2 * index.shape[0] + 4 * len(self.contacts) + 2
         for _ in range(solves):
@@ -615,6 +621,8 @@ class GeneralStep:
                 self.last_held = np.array(sorted(self.fixed), dtype=int)
                 self.fixed = {}
                 self.last_mode = self.mode.copy()
+                self.last_edge = np.array(sorted(m for m in self.edge
+                                                 if self.mode[m] == SLIDE), dtype=np.int64)
                 self.contact_impulse = impulses
                 return delta, p2 + gamma, lam2[:nc], iterations, linearised
         self.fixed = {}
@@ -677,6 +685,8 @@ class GeneralStep:
                     self.slide_hint[m] = -beta[m] / size
         if slide:
             mode[slide] = SLIDE
+            # stopped sliding and then out of the cone sticking: held at the cone's edge
+            self.edge.update(m for m in slide if m in self.stopped)
             return True
         changed = False
         for m in range(mode.shape[0]):
@@ -685,9 +695,10 @@ class GeneralStep:
             if gamma[m] < -tolerance:
                 mode[m] = OPEN
                 changed = True
-            elif mode[m] == SLIDE and np.hypot(
-                    *(self.slip1[m, :, :nd] @ delta[:nd])) <= SLIP_FLOOR:
+            elif mode[m] == SLIDE and m not in self.edge and np.hypot(
+                    *(self.slip1[m, :, :nd] @ delta[:nd])) <= SLIP_REST:
                 mode[m] = STICK
+                self.stopped.add(m)
                 changed = True
         return changed
 

@@ -274,8 +274,13 @@ class MidpointVI:
 
     @property
     def contact_modes(self):
-        """Each contact's state at the end of the last step: 'open', 'stick' or 'slide'."""
-        return [('open', 'stick', 'slide')[m] for m in self._general.last_mode]
+        """Each contact's state at the end of the last step: 'open', 'stick' or 'slide'
+        (a contact held still by the others with its friction at the cone's edge sticks)."""
+        g = self._general
+        modes = [('open', 'stick', 'slide')[m] for m in g.last_mode]
+        for m in g.last_edge:
+            modes[m] = 'stick'
+        return modes
 
     @property
     def limit_impulse(self):
@@ -503,6 +508,7 @@ class MidpointVI:
         self._limit_impulse[:] = 0.0
         self._held = _NONE_HELD
         self._general.last_mode[:] = 0
+        self._general.last_edge = self._general.last_edge[:0]
         self._general.contact_impulse[:] = 0.0
         self._reset_history([(self._t2, self._q2.copy())])
         self._data.set(q1, np.zeros(self.nq), t=self._t1)

@@ -52,11 +52,16 @@ LIMIT_SLACK = 1e-12   # a config this far (relative) beyond a joint limit is hel
 # contacts (general_step): a sticking or sliding contact's gap and slip rows are solved to
 # this [m]; an open contact this far past its plane becomes active; a sticking one's
 # friction this far (relative) outside the cone slides; a sliding one whose slip over the
-# step is below SLIP_FLOOR [m] sticks (its direction is then taken from its last stick)
+# step is below SLIP_REST [m] sticks (its direction is then taken from its last stick),
+# unless sticking put its friction outside the cone in the same step: it is then at the
+# cone's edge, held still by the others (it stays sliding, with no slip); a slip's
+# direction is that of slip + SLIP_SCALE hint (general_step.slip_direction)
 CONTACT_TOLERANCE = 1e-12
 GAP_SLACK = 1e-12
 CONE_SLACK = 1e-9
 SLIP_FLOOR = 1e-14
+SLIP_SCALE = 1e-11
+SLIP_REST = 1e-13
 OPEN, STICK, SLIDE = 0, 1, 2      # contact modes
 # [m/(N s)]: a contact row holds gap = COMPLIANCE gamma and slip = -COMPLIANCE beta, which
 # makes the impulses of a body on more points than it has freedoms unique (the least-norm
