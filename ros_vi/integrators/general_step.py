@@ -196,6 +196,40 @@ def slip_direction(d, hint):
     return u, (np.eye(2) - np.outer(u, u)) / size
 
 
+def rebound_impulse(contact_set, modes, q1, p1, q2, p2):
+    """The restitution impulse (nQd,) [N s, N m s] at the end of a step from (q1 (nQ,),
+    p1 (nQd,)) to q2 (nQ,) whose inelastic solve left the contacts in ``modes`` (k,) and
+    the momentum ``p2`` (nQd,), or None when no contact with restitution struck in it
+    (open at q1, active at q2).
+
+    Newton's law for the struck contacts S together: their normal velocities after it,
+    N v+ with v+ = M(q2)^-1 (p2 + N^T J) and N their gap gradients at q2, are ``-e`` times
+    those they approached with at the step's start (N1 v1, v1 = M(q1)^-1 p1), with J >= 0
+    (a non-negative least-squares solve of N M^-1 N^T J = target - N M^-1 p2: a contact
+    already leaving faster gets none).  Normal only: friction does not act in the
+    rebound.  A smooth function of (q1, p1, q2, p2) while S and the contacts J holds are
+    the same (MidpointVI differentiates the step through it)."""
+    e = np.array([c.restitution for c in contact_set.contacts])
+    if not e.any():
+        return None
+    gap1, normal1, _ = contact_set.kinematics(q1)
+    struck = np.flatnonzero((e > 0.0) & (modes != OPEN) & (gap1 > GAP_SLACK))
+    if not struck.shape[0]:
+        return None
+    model = contact_set.model
+    nd, nq = model.nd, q1.shape[0]
+    data = model.create_data()
+    data.set(q1, np.zeros(nq))
+    approach = normal1[struck, :nd] @ dynamics.velocity_from_momentum(model, data, p1)
+    data.set(q2, np.zeros(nq))
+    M = dynamics.mass_matrix(model, data)
+    N = contact_set.kinematics(q2)[1][struck, :nd]
+    MiNt = np.linalg.solve(M, N.T)
+    target = -e[struck] * np.minimum(approach, 0.0)
+    J, _ = scipy.optimize.nnls(N @ MiNt, target - MiNt.T @ p2[:nd])
+    return N.T @ J
+
+
 def active_rows(modes):
     """The active contacts' multiplier count for their ``modes`` (k,): 3 for a sticking
     one (normal, two tangential), 1 for a sliding one (normal; its friction follows)."""
@@ -304,33 +338,10 @@ class GeneralStep:
     def rebound(self, q2, p2):
         """The restitution impulse (nQd,) [N s, N m s] that ends the solved step at
         ``q2`` (nQ,) with momentum ``p2`` (nQd,), or None when no contact with restitution
-        struck in it (open at q1, active at q2).
-
-        Newton's law for the struck contacts S together: their normal velocities after it,
-        N v+ with v+ = M(q2)^-1 (p2 + N^T J) and N their gap gradients at q2, are
-        ``-e`` times those they approached with at the step's start (N1 v1, v1 = M(q1)^-1
-        p1), with J >= 0 (a non-negative least-squares solve of N M^-1 N^T J = target -
-        N M^-1 p2: a contact already leaving faster gets none).  Normal only: friction
-        does not act in the rebound."""
+        struck in it (:func:`rebound_impulse`)."""
         if not self.contacts:
             return None
-        e = np.array([c.restitution for c in self.contacts])
-        struck = np.flatnonzero((e > 0.0) & (self.last_mode != OPEN) & (self.gap1 > GAP_SLACK))
-        if not struck.shape[0]:
-            return None
-        nd, nq = self.system.nQd, self.system.nQ
-        model = self.model
-        data = model.create_data()
-        data.set(self.q1, np.zeros(nq))
-        approach = self.normal1[struck, :nd] @ dynamics.velocity_from_momentum(model, data,
-                                                                              self.p1)
-        data.set(q2, np.zeros(nq))
-        M = dynamics.mass_matrix(model, data)
-        N = self.contact_set.kinematics(q2)[1][struck, :nd]
-        MiNt = np.linalg.solve(M, N.T)
-        target = -e[struck] * np.minimum(approach, 0.0)
-        J, _ = scipy.optimize.nnls(N @ MiNt, target - MiNt.T @ p2[:nd])
-        return N.T @ J
+        return rebound_impulse(self.contact_set, self.last_mode, self.q1, self.p1, q2, p2)
 
     def forget_factors(self):
         """A restart (MidpointVI's history forgotten) drops the Newton factors and their

@@ -302,7 +302,6 @@ class MidpointVI:
         s = self._system
         self._model, self._data = s.model, s.data
         self._t1 = self._t2 = 0.0
-        self._rebound = False
         self._general = general_step.GeneralStep(s)
         self._set_limits()
         g = self._general
@@ -501,7 +500,6 @@ class MidpointVI:
             self._check_contacts(q1, 'q1')
         self._t1 = self._t2 = float(t1)
         self._q1[:], self._q2[:] = q1, q1
-        self._rebound = False
         self._p1[:], self._p2[:] = p1, p1
         self._lambda1[:] = lam
         self._impulse[:] = 0.0
@@ -524,7 +522,6 @@ class MidpointVI:
             raise ValueError('initialize_from_configs needs t1 > t0 (got %g, %g)' % (t0, t1))
         self._t1, self._t2 = t0, t1
         self._q1[:], self._q2[:] = q0, q1
-        self._rebound = False
         self._lambda1[:] = (0.0 if lambda1 is None else _vector(lambda1, self.nc, 'lambda1'))
         self._p1[:] = 0.0
         self._p2[:] = self._D2Ld()
@@ -686,7 +683,6 @@ class MidpointVI:
         if self._fast is not None:
             # the predictor's history is the compiled stepper's (it took the earlier steps)
             self._history = list(zip(*self._fast.history()))
-        self._rebound = False           # a restitution impulse in this step (or a substep)
         u1 = _vector(u1, self.nu, 'u1')
         k2 = _vector(k2, self.nk, 'k2')
         lam = (self._lambda1.copy() if lambda1_hint is None
@@ -948,7 +944,6 @@ class MidpointVI:
             # a contact with restitution struck: it leaves with the rebound's momentum, an
             # impulse at t2 outside the DEL (the energy anchor does not carry over)
             self._p2[:] += rebound
-            self._rebound = True
         if g.limit_impulse is not None:
             self._limit_impulse, self._held = g.limit_impulse.copy(), g.last_held.copy()
         pairs = [(t, q) for t, q in self._history if t < t2][1 - packed.HISTORY:] + [
@@ -970,11 +965,6 @@ class MidpointVI:
         them, else by NumPy."""
         if self._deriv1 is not None:
             return self._deriv1
-        if self._rebound:
-            raise NotImplementedError(
-                'derivatives of a step in which a contact with restitution struck (its '
-                'rebound impulse is outside the DEL) are not available; they are for '
-                'inelastic contacts (restitution 0)')
         if self._charts is not None:
             if self._composite is not None:
                 return self._composite_derivatives(second=False)[0]
@@ -999,10 +989,58 @@ class MidpointVI:
         g = self._general
         active = ((g.last_mode, g.contact_impulse, g.slide_hint) if g.last_mode.any()
                   else None)
-        self._deriv1 = derivatives.first_derivatives(self._system, self._t1, self._t2,
-                                                     self._q1, self._q2, self._u1,
-                                                     self._lambda1, self._held, active)
-        return self._deriv1
+        d = derivatives.first_derivatives(self._system, self._t1, self._t2, self._q1,
+                                          self._q2, self._u1, self._lambda1, self._held,
+                                          active)
+        if active is not None:
+            d = self._through_rebound(d)
+        self._deriv1 = d
+        return d
+
+    #: relative step of the fourth-order central differences of the rebound impulse
+    REBOUND_DIFFERENCE_STEP = 1e-4
+
+    def _through_rebound(self, d):
+        """The first derivatives ``d`` of the inelastic step, with p2 rows through the
+        restitution impulse R(q1, p1, q2, p2) that ends it when a contact with restitution
+        struck (:func:`general_step.rebound_impulse`): dp2+/dx = dp2/dx + R_q1 dq1/dx +
+        R_p1 dp1/dx + R_q2 dq2/dx + R_p2 dp2/dx.  R is an explicit smooth function (mass
+        matrices, contact gradients, one linear solve); its partials are fourth-order
+        central differences, 1e-10 relative like the second derivatives'."""
+        g = self._general
+        if not any(c.restitution for c in g.contacts):
+            return d
+        p2 = self._D2Ld()                           # the inelastic step's momentum
+        q1, p1, q2 = self._q1.copy(), self._p1.copy(), self._q2.copy()
+
+        def impulse(x):
+            r = general_step.rebound_impulse(g.contact_set, g.last_mode, x[0], x[1], x[2],
+                                             x[3])
+            return np.zeros(self.nd) if r is None else r
+        if general_step.rebound_impulse(g.contact_set, g.last_mode, q1, p1, q2, p2) is None:
+            return d
+        args = [q1, p1, q2, p2]
+        partial = []
+        for a, x in enumerate(args):
+            cols = np.zeros((self.nd, x.shape[0]))
+            for i in range(x.shape[0]):
+                h = self.REBOUND_DIFFERENCE_STEP * max(1.0, abs(x[i]))
+                f = []
+                for k in (-2, -1, 1, 2):
+                    y = [v.copy() for v in args]
+                    y[a][i] += k * h
+                    f.append(impulse(y))
+                cols[:, i] = (f[0] - 8.0 * f[1] + 8.0 * f[2] - f[3]) / (12.0 * h)
+            partial.append(cols)
+        R_q1, R_p1, R_q2, R_p2 = partial
+        nd = self.nd
+        Rqd, Rqk = R_q2[:, :nd], R_q2[:, nd:]
+        d = dict(d)
+        d['p2_dq1'] = d['p2_dq1'] + R_q1 + Rqd @ d['q2_dq1'] + R_p2 @ d['p2_dq1']
+        d['p2_dp1'] = d['p2_dp1'] + R_p1 + Rqd @ d['q2_dp1'] + R_p2 @ d['p2_dp1']
+        d['p2_du1'] = d['p2_du1'] + Rqd @ d['q2_du1'] + R_p2 @ d['p2_du1']
+        d['p2_dk2'] = d['p2_dk2'] + Rqd @ d['q2_dk2'] + Rqk + R_p2 @ d['p2_dk2']
+        return d
 
     def _active_set(self):
         """The last step's active set: ``(held configs, contact modes (k,), contact
