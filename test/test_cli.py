@@ -17,6 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SHIPPED = ['acrobot', 'arm7', 'cartpole', 'pendulum']
 FLOATING = ['humanoid', 'quadruped']          # floating-base robots (no demo controller)
+TOOLS = ['gripper']                           # a mimic-finger gripper (no demo controller)
 
 
 def ros_vi(*args, check=None):
@@ -29,7 +30,7 @@ def ros_vi(*args, check=None):
 
 
 def test_shipped_models_are_listed():
-    assert shipped_names() == sorted(SHIPPED + FLOATING)
+    assert shipped_names() == sorted(SHIPPED + FLOATING + TOOLS)
 
 
 def test_help_lists_every_command_and_unknown_ones_exit_2():
@@ -43,7 +44,7 @@ def test_help_lists_every_command_and_unknown_ones_exit_2():
     assert status == 2 and 'unrecognized arguments: --bogus' in err
 
 
-@pytest.mark.parametrize('model', SHIPPED + FLOATING)
+@pytest.mark.parametrize('model', SHIPPED + FLOATING + TOOLS)
 def test_info_matches_the_imported_model(model, capsys):
     assert main(['info', model, '--json']) == 0
     facts = json.loads(capsys.readouterr().out)

@@ -286,7 +286,8 @@ def test_a_world_ground_with_friction_holds_the_objects():
     from ros_vi.simulation import Simulation
     sim = Simulation.from_world(WORLD_ON_GROUND, rate=1000.0)
     names = [c.name for c in sim.system.contacts]
-    assert len(names) == 9 and names[0] == 'ball_ground_0'      # a sphere and 8 corners
+    # a sphere and 8 corners on the ground, and the ball on the crate's box
+    assert len(names) == 10 and names[0] == 'ball_ground_0' and names[9] == 'ball_on_crate_0'
     frames = [sim.system.get_frame(n) for n in ('ball', 'crate')]
 
     def world_positions():
@@ -410,9 +411,16 @@ objects:
 """ % (PAD_URDF % (0.1, 0.1), PAD_URDF % (2, 2)), rate=1000.0)
     mu = {}
     for c in sim.system.contacts:
-        mu.setdefault(c.frame.name, set()).add(c.friction)
+        if c.plane_frame is None:
+            mu.setdefault(c.frame.name, set()).add(c.friction)
     assert mu == {'crate': {0.2}, 'ball': {0.8}, 'plain': {0.8}, 'slick/pad': {0.1},
                   'grippy/pad': {0.8}}
+    # two bodies' contacts take the smaller of their surfaces' (the ground's for none)
+    surface = {'crate': 0.2, 'ball': 1.5, 'plain': 0.8, 'slick/pad': 0.1, 'grippy/pad': 2.0}
+    pairs = [c for c in sim.system.contacts if c.plane_frame is not None]
+    assert len(pairs) == 4                  # the pads' and the balls' spheres on the crate
+    for c in pairs:
+        assert c.friction == min(surface[c.frame.name], surface[c.plane_frame.name])
     sim.step(100)
     crate = sim.free_bodies()['crate']
     assert abs(crate.linear[0] - (1.0 - 0.2 * G * 0.1)) <= 1e-9

@@ -155,6 +155,7 @@ def _contact_partials(system, q1, q2, modes, impulses, hints):
     nd, nq = system.nQd, system.nQ
     contacts = system.contacts
     geometry = ContactSet(system, contacts)
+    geometry.select(q1)                  # the faces the step held (chosen at its start)
     _, normal1, slip1 = geometry.kinematics(q1)
     _, normal2, _ = geometry.kinematics(q2)
     hess, dslip = geometry.hessians(q1)

@@ -32,8 +32,8 @@ from .acceptance import A_TIME, check_root, new_anchor
 from ..mechanics.contact import ContactSet
 from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, COMPLIANCE, CONE_SLACK, CONTACT_TOLERANCE,
                      GAP_SLACK, LIMIT_SLACK, MAX_BACKOFF, MAX_BACKTRACKS, OPEN, REUSE_DT, ROUNDING,
-                     SLIDE, SLIP_FLOOR, SLIP_REST, SLIP_SCALE, STAGNATION, STAGNATION_FACTOR,
-                     STALLED, STALL_ACCEPT, STICK, extrapolation_order)
+                     SLIDE, SLIDE_GROUP, SLIP_FLOOR, SLIP_REST, SLIP_SCALE, STAGNATION,
+                     STAGNATION_FACTOR, STALLED, STALL_ACCEPT, STICK, extrapolation_order)
 
 _DGESV, _DGETRF, _DGETRS = scipy.linalg.get_lapack_funcs(('gesv', 'getrf', 'getrs'),
                                                          (np.zeros((1, 1)),))
@@ -314,9 +314,9 @@ class GeneralStep:
         self.held_residual = np.zeros(0)
         self.limit_impulse = None      # the limits' impulse of the last root (nd,)
         self.last_held = np.zeros(0, dtype=int)   # configs its solve held at a bound
-        # contacts (the system's SphereOnPlane): each one's mode in a solve (OPEN, STICK,
-        # SLIDE), taken over from the last root; the geometry at q1 (force directions,
-        # fixed over the step as Dh1) and at the iterate q2 (gaps)
+        # contacts (the system's SphereOnPlane, SphereOnBox): each one's mode in a solve
+        # (OPEN, STICK, SLIDE), taken over from the last root; the geometry at q1 (force
+        # directions, fixed over the step as Dh1) and at the iterate q2 (gaps)
         self.contacts = system.contacts
         self.contact_set = ContactSet(system)
         k = len(self.contacts)
@@ -355,6 +355,8 @@ class GeneralStep:
         s = self.system
         self.Dh1 = constraint_jacobian_at(s, q1) if s.nc else np.zeros((0, s.nQ))
         if self.contacts:
+            # a sphere on a box is held off the face it faces at the step's start
+            self.contact_set.select(q1)
             self.gap1, self.normal1, self.slip1 = self.contact_set.kinematics(q1)
 
     def predict(self, history, t, q, p, t2, momentum=False):
@@ -675,7 +677,9 @@ class GeneralStep:
         consistent with, in order of precedence (one kind of change per solve, so that a
         contact is not opened by a pull that only a wrong friction made): open contacts
         past their plane become active (sticking); else sticking contacts whose friction
-        leaves the cone slide (in the direction their stick friction opposes); else
+        leaves the cone slide (in the direction their stick friction opposes; those out
+        of it by at least :data:`SLIDE_GROUP` of the worst ratio, so that a stick trial's
+        wrong friction does not make others slide); else
         contacts whose normal impulse pulls open, and sliding ones whose slip vanished
         stick.  Returns True if any changed."""
         nd = self.system.nQd
@@ -686,15 +690,20 @@ class GeneralStep:
         if close:
             mode[close] = STICK
             return True
-        slide = []
+        slide, excess = [], []
         for m, c in enumerate(self.contacts):
             if mode[m] == STICK:
                 # (a pull with friction is judged once the friction is right: slide first)
                 size = np.hypot(beta[m, 0], beta[m, 1])
-                if size > c.friction * max(gamma[m], 0.0) * (1.0 + CONE_SLACK) + tolerance:
+                bound = c.friction * max(gamma[m], 0.0)
+                if size > bound * (1.0 + CONE_SLACK) + tolerance:
                     slide.append(m)
+                    excess.append(size / bound if bound > 0.0 else np.inf)
                     self.slide_hint[m] = -beta[m] / size
         if slide:
+            # the worst first (SLIDE_GROUP): the others' friction may be the stick trial's
+            worst = max(excess)
+            slide = [m for m, x in zip(slide, excess) if x >= SLIDE_GROUP * worst]
             mode[slide] = SLIDE
             # stopped sliding and then out of the cone sticking: held at the cone's edge
             self.edge.update(m for m in slide if m in self.stopped)

@@ -283,6 +283,16 @@ class MidpointVI:
         return modes
 
     @property
+    def contact_gaps(self):
+        """Each contact's gap (ncontacts,) [m] at q2: its sphere's distance off the plane
+        (for a :class:`~ros_vi.contact.SphereOnBox`, the face) the last step held it
+        against; >= 0 up to the solver's tolerance after a step."""
+        g = self._general
+        if not g.contacts:
+            return np.zeros(0)
+        return g.contact_set.kinematics(self._q2)[0]
+
+    @property
     def limit_impulse(self):
         """The joint limits' impulse (nQd,) [N m s or N s] in the last step (0 without
         ``limits``, or when none held a config)."""

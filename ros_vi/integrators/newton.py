@@ -62,6 +62,10 @@ CONE_SLACK = 1e-9
 SLIP_FLOOR = 1e-14
 SLIP_SCALE = 1e-11
 SLIP_REST = 1e-13
+# of the sticking contacts out of their cones, those at least this fraction of the worst
+# (friction over mu gamma) slide first: a box stopped on another by a stick trial loads the
+# ground under that one too, but only the box on top should slide
+SLIDE_GROUP = 0.5
 OPEN, STICK, SLIDE = 0, 1, 2      # contact modes
 # [m/(N s)]: a contact row holds gap = COMPLIANCE gamma and slip = -COMPLIANCE beta, which
 # makes the impulses of a body on more points than it has freedoms unique (the least-norm

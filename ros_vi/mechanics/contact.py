@@ -1,5 +1,7 @@
-"""Contacts: a sphere carried by a frame against a plane fixed in the world, with Coulomb
-friction, held by the VI step as unilateral constraints (:class:`SphereOnPlane`).
+"""Contacts: a sphere carried by a frame against a plane (:class:`SphereOnPlane`; fixed in
+the world or carried by another frame) or against a box carried by another frame
+(:class:`SphereOnBox`: a body's corners on another body's faces), with Coulomb friction,
+held by the VI step as unilateral constraints.
 
 A contact is declared on a :class:`System` (like a constraint) and every
 :class:`~ros_vi.integrators.MidpointVI` on it then keeps the sphere on the plane's side:
@@ -18,7 +20,7 @@ import numpy as np
 from . import kernel
 from .frame import resolve_frame
 
-__all__ = ['ContactForces', 'ContactSet', 'SphereOnPlane', 'contact_hessians',
+__all__ = ['ContactForces', 'ContactSet', 'SphereOnBox', 'SphereOnPlane', 'contact_hessians',
            'contact_kinematics', 'plane_basis']
 
 
@@ -47,24 +49,34 @@ def _finite(value, n, what):
 
 class SphereOnPlane:
     """A sphere of ``radius`` [m] (0: a point) centred at ``offset`` (3,) [m] in ``frame``,
-    that may not pass through the plane through ``plane_point`` (3,) [m, world] with normal
-    ``plane_normal`` (3,) (world; the free side is where it points), with friction
+    that may not pass through the plane through ``plane_point`` (3,) [m] with normal
+    ``plane_normal`` (3,) (the free side is where it points), both in ``plane_frame`` (None,
+    the default: the world; else a frame of the system, whose body then takes the equal and
+    opposite impulses and carries the plane and its tangents along), with friction
     coefficient ``friction`` (>= 0; 0: frictionless) and coefficient of restitution
     ``restitution`` (in [0, 1]; 0, the default: impacts are inelastic; else the step in which
     the sphere strikes the plane ends with it leaving at ``restitution`` times the normal
     speed it came in with: docs/contact.md).
 
-    The gap ``phi(q) = n . (c(q) - plane_point) - radius`` [m] (``c`` the sphere's centre);
-    the contact point is ``c - radius n``, the point of the body there slips with
-    ``T^T J_x dq`` (T the plane's tangents t1, t2: :func:`plane_basis`).  The step's
-    impulses on it (after a step of :class:`MidpointVI`): :attr:`MidpointVI.contact_impulses`.
+    The gap ``phi(q) = n . (c(q) - p(q)) - radius`` [m] (``c`` the sphere's centre, ``p``
+    the plane's point, ``n`` its normal, in the world at q); the contact point is
+    ``x = c - radius n``, where the body slips relative to the plane with ``T^T (J_x - J_x')
+    dq`` (T the plane's tangents t1, t2: :func:`plane_basis`; J_x' the Jacobian of the
+    plane's body's material point at x).  The step's impulses on the sphere (after a step
+    of :class:`MidpointVI`): :attr:`MidpointVI.contact_impulses`.
     """
 
     def __init__(self, system, frame, radius=0.0, offset=(0.0, 0.0, 0.0),
                  plane_point=(0.0, 0.0, 0.0), plane_normal=(0.0, 0.0, 1.0), friction=0.0,
-                 name=None, restitution=0.0):
+                 name=None, restitution=0.0, plane_frame=None):
         self._system = system
-        self._frame = resolve_frame(system, frame, 'SphereOnPlane frame')
+        kind = type(self).__name__
+        self._frame = resolve_frame(system, frame, kind + ' frame')
+        self._plane_frame = (None if plane_frame is None else
+                             resolve_frame(system, plane_frame, kind + ' plane_frame'))
+        if self._plane_frame is self._frame:
+            raise ValueError('%s %r: the plane must be carried by another frame than the '
+                             'sphere (%r)' % (kind, name, self._frame.name))
         self.name = name
         r = float(radius)
         if not (np.isfinite(r) and r >= 0.0):
@@ -82,8 +94,8 @@ class SphereOnPlane:
         system._add_contact(self)
 
     def __repr__(self):
-        return '<SphereOnPlane %r frame=%r radius=%g mu=%g>' % (
-            self.name, self._frame.name, self._radius, self._mu)
+        return '<%s %r frame=%r radius=%g mu=%g>' % (
+            type(self).__name__, self.name, self._frame.name, self._radius, self._mu)
 
     @property
     def system(self):
@@ -104,9 +116,14 @@ class SphereOnPlane:
         return self._offset.copy()
 
     @property
+    def plane_frame(self):
+        """The :class:`Frame` that carries the plane, or None (the world)."""
+        return self._plane_frame
+
+    @property
     def plane(self):
-        """``(point (3,), n, t1, t2)`` [m, world]: the plane and its unit normal and
-        tangents."""
+        """``(point (3,), n, t1, t2)`` [m]: the plane and its unit normal and tangents, in
+        :attr:`plane_frame` (the world when None)."""
         return (self._point.copy(),) + tuple(b.copy() for b in self._basis)
 
     @property
@@ -132,9 +149,62 @@ class SphereOnPlane:
         the contact, ``what`` and the ``rule``."""
         x = float(value)
         if not (0.0 <= x <= high and np.isfinite(x)):
-            raise ValueError('SphereOnPlane %r: %s must be %s, got %r'
-                             % (self.name, what, rule, value))
+            raise ValueError('%s %r: %s must be %s, got %r'
+                             % (type(self).__name__, self.name, what, rule, value))
         return x
+
+
+class SphereOnBox(SphereOnPlane):
+    """A sphere of ``radius`` [m] (0: a point, such as a box's corner) centred at
+    ``offset`` (3,) [m] in ``frame``, that may not enter the box of edge lengths ``size``
+    (3,) [m] carried by ``box_frame`` at ``box_pose`` ((4, 4) in it, default the identity),
+    with ``friction`` and ``restitution`` as :class:`SphereOnPlane`'s.
+
+    The box is held by one of its faces at a time: the one whose plane the sphere's centre
+    is farthest outside of (``max_i |l_i| - h_i`` with l the centre in the box's axes, h
+    the half sizes: the signed distance for a centre facing a face, a lower bound on it
+    elsewhere; past a face's plane the centre is inside).  Each step chooses it at the
+    step's start and holds the sphere off that face's plane through the step, as a
+    :class:`SphereOnPlane` carried by ``box_frame``.  Exact for the corners of one box
+    resting or sliding on the faces of another; an edge crossing an edge is not seen (a
+    vertex-face model, docs/contact.md)."""
+
+    def __init__(self, system, frame, box_frame, size, radius=0.0, offset=(0.0, 0.0, 0.0),
+                 box_pose=None, friction=0.0, name=None, restitution=0.0):
+        size = _finite(size, 3, 'SphereOnBox %r: size' % name)
+        if not np.all(size > 0.0):
+            raise ValueError('SphereOnBox %r: size must be 3 lengths > 0, got %r'
+                             % (name, tuple(size)))
+        pose = np.eye(4) if box_pose is None else np.array(box_pose, dtype=float)
+        if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+            raise ValueError('SphereOnBox %r: box_pose must be a finite (4, 4) transform'
+                             % name)
+        self._half = 0.5 * size
+        self._box_pose = pose
+        # starts on the top face (+z of the box); each step's start chooses the face
+        super().__init__(system, frame, radius=radius, offset=offset,
+                         plane_point=pose[:3, :3] @ (self._half * [0, 0, 1]) + pose[:3, 3],
+                         plane_normal=pose[:3, 2], friction=friction, name=name,
+                         restitution=restitution, plane_frame=box_frame)
+
+    @property
+    def box(self):
+        """``(size (3,) [m], pose (4, 4))``: the box's edge lengths and its pose in
+        :attr:`plane_frame`."""
+        return 2.0 * self._half, self._box_pose.copy()
+
+    def faces(self):
+        """The box's six faces as planes in :attr:`plane_frame`: ``(points (6, 3),
+        bases (6, 3, 3))`` (rows n, t1, t2 of :func:`plane_basis`), in the order -x, +x,
+        -y, +y, -z, +z of the box's axes."""
+        R, p = self._box_pose[:3, :3], self._box_pose[:3, 3]
+        points, bases = [], []
+        for axis in range(3):
+            for sign in (-1.0, 1.0):
+                n = sign * R[:, axis]
+                points.append(p + self._half[axis] * n)
+                bases.append(np.array(plane_basis(n)))
+        return np.array(points), np.array(bases)
 
 
 @dataclass
@@ -145,27 +215,39 @@ class ContactForces:
     ``names`` (k,) the contacts, ``frames`` (k,) their frames' names (for an imported
     robot: the prefixed link names, tf's frames), ``modes`` (k,) 'open', 'stick' or
     'slide', ``points`` (k, 3) [m] where each sphere touches its plane and ``forces``
-    (k, 3) [N] the force on the body there, both in the frame.
+    (k, 3) [N] the force on the body there, both in the frame.  A contact whose plane is
+    carried by a body (:attr:`SphereOnPlane.plane_frame`) pushes that body back:
+    ``others`` (k,) its frame's name (None: the world), ``other_points`` (k, 3) [m] and
+    ``other_forces`` (k, 3) [N] the same point and the opposite force in its axes.
     """
     names: list
     frames: list
     modes: list
     points: np.ndarray
     forces: np.ndarray
+    others: list = None
+    other_points: np.ndarray = None
+    other_forces: np.ndarray = None
 
     def wrenches(self):
-        """Per frame that carries a contact, in the order first met: ``[(frame, force
-        (3,) [N], torque (3,) [N m])]``, the sum of its contacts' forces and their moment
-        about the frame's origin, in the frame's axes (zero where every contact is
-        open).  The frame's own wrench from the ground, as a force-torque sensor at its
-        origin measures it."""
+        """Per frame that carries a contact or takes a contact's reaction, in the order
+        first met: ``[(frame, force (3,) [N], torque (3,) [N m])]``, the sum of its
+        contacts' forces (and reactions) and their moment about the frame's origin, in the
+        frame's axes (zero where every contact is open).  The frame's own wrench from the
+        ground and the other bodies, as a force-torque sensor at its origin measures it."""
         out = {}
-        moments = np.cross(self.points, self.forces)
-        for frame, f, m in zip(self.frames, self.forces, moments):
-            if frame not in out:
-                out[frame] = (np.zeros(3), np.zeros(3))
-            out[frame][0][:] += f
-            out[frame][1][:] += m
+        entries = [(self.frames, self.points, self.forces)]
+        if self.others is not None:
+            entries.append((self.others, self.other_points, self.other_forces))
+        for frames, points, forces in entries:
+            moments = np.cross(points, forces)
+            for frame, f, m in zip(frames, forces, moments):
+                if frame is None:
+                    continue
+                if frame not in out:
+                    out[frame] = (np.zeros(3), np.zeros(3))
+                out[frame][0][:] += f
+                out[frame][1][:] += m
         return [(frame, f, m) for frame, (f, m) in out.items()]
 
 
@@ -173,9 +255,15 @@ class ContactSet:
     """The contacts of a system stacked for evaluation (built once per structure, as the
     Model: the step evaluates them on arrays, with no Python per contact):
     ``frame`` (k,) the carrying frames' indices, ``offset`` (k, 3) [m] the spheres'
-    centres in them, ``radius`` (k,) [m], ``point`` (k, 3) [m] and ``basis`` (k, 3, 3)
-    (rows n, t1, t2) the planes, ``moves`` (k, nt) 1.0 where a joint coordinate moves the
-    contact's frame.  Friction is read from the contacts themselves (it may change)."""
+    centres in them, ``radius`` (k,) [m], ``plane_frame`` (k,) the indices of the frames
+    that carry the planes (-1: the world), ``point`` (k, 3) [m] and ``basis`` (k, 3, 3)
+    (rows n, t1, t2) the planes in those frames, ``moves`` (k, nt) +1 where a joint
+    coordinate moves the sphere's frame, -1 where it moves the plane's, 0 where both or
+    neither (a motion of both does not change the contact).  Friction is read from the
+    contacts themselves (it may change).
+
+    A :class:`SphereOnBox`'s plane is the face :meth:`select` chose (the state of the set:
+    the step chooses at its start; the constructor at the system's configuration)."""
 
     def __init__(self, system, contacts=None):
         self.system = system
@@ -184,84 +272,153 @@ class ContactSet:
         k = len(self.contacts)
         index = {id(f): i for i, f in enumerate(system.frames)}
         self.frame = np.array([index[id(c.frame)] for c in self.contacts], dtype=np.int64)
+        self.plane_frame = np.array([-1 if c.plane_frame is None else index[id(c.plane_frame)]
+                                     for c in self.contacts], dtype=np.int64)
         self.offset = np.array([c.offset for c in self.contacts]).reshape(k, 3)
         self.radius = np.array([c.radius for c in self.contacts], dtype=float)
         planes = [c.plane for c in self.contacts]
         self.point = np.array([p[0] for p in planes]).reshape(k, 3)
         self.basis = np.array([np.array(p[1:]) for p in planes]).reshape(k, 3, 3)
-        self.moves = model.frame_anc[self.frame].astype(float)
+        anc = np.vstack([model.frame_anc.astype(float), np.zeros((1, model.nt))])
+        self.moves = anc[self.frame] - anc[self.plane_frame]
+        self.carried = np.flatnonzero(self.plane_frame >= 0)   # planes on bodies
+        # the boxes' faces (nb, 6, 3) and (nb, 6, 3, 3), and each one's chosen face (nb,)
+        self.boxes = np.array([m for m, c in enumerate(self.contacts)
+                               if isinstance(c, SphereOnBox)], dtype=np.int64)
+        faces = [self.contacts[m].faces() for m in self.boxes]
+        self.face_points = np.array([f[0] for f in faces]).reshape(-1, 6, 3)
+        self.face_bases = np.array([f[1] for f in faces]).reshape(-1, 6, 3, 3)
+        self.box_half = np.array([self.contacts[m].box[0] / 2 for m in self.boxes]
+                                 ).reshape(-1, 3)
+        self.box_pose = np.array([self.contacts[m].box[1] for m in self.boxes]
+                                 ).reshape(-1, 4, 4)
+        self.face = np.full(self.boxes.shape[0], 5, dtype=np.int64)
         self.joint_map = model.joint_map
+        if self.boxes.shape[0]:
+            self.select(system.q)
 
     def __len__(self):
         return len(self.contacts)
 
     def _poses(self, q):
-        """World rotations and positions of every frame, and the joint coordinates' unit
-        twists (nt, 6), at the configuration ``q`` (nQ,)."""
+        """World rotations and positions of every frame and of the world last (index -1:
+        the identity), and the joint coordinates' unit twists (nt, 6), at ``q`` (nQ,)."""
         model = self.model
         theta = model.joint_positions(np.asarray(q, dtype=float))
         R, P = kernel.forward_kinematics(model.parent, model.kind, model.value, model.fcfg,
                                          model.fixedR, model.fixedp, theta)
         S = kernel.joint_twists(model.kind, model.cframe, model.corder, R, P, model.nt)
-        return R, P, S
+        return (np.concatenate([R, np.eye(3)[None]]), np.concatenate([P, np.zeros((1, 3))]),
+                S)
+
+    def select(self, q):
+        """Choose each :class:`SphereOnBox`'s face at ``q`` (nQ,): the one whose plane its
+        sphere's centre is farthest outside of (the class docstring); the step holds it off
+        that plane.  Returns the chosen faces (nb,) (0..5: -x, +x, -y, +y, -z, +z)."""
+        if not self.boxes.shape[0]:
+            return self.face
+        R, P, _ = self._poses(q)
+        m = self.boxes
+        f, b = self.frame[m], self.plane_frame[m]
+        centre = np.einsum('kij,kj->ki', R[f], self.offset[m]) + P[f]
+        # the centre in the box's axes: through the plane frame, then the box's pose
+        local = np.einsum('kji,kj->ki', R[b], centre - P[b])
+        box = np.einsum('kji,kj->ki', self.box_pose[:, :3, :3],
+                        local - self.box_pose[:, :3, 3])
+        outside = np.abs(box) - self.box_half
+        axis = np.argmax(outside, axis=1)
+        positive = box[np.arange(m.shape[0]), axis] >= 0.0
+        self.face = 2 * axis + positive
+        rows = np.arange(m.shape[0])
+        self.point[m] = self.face_points[rows, self.face]
+        self.basis[m] = self.face_bases[rows, self.face]
+        return self.face
+
+    def _planes(self, R, P):
+        """The planes at the poses ``R``, ``P`` (as :meth:`_poses`): world points (k, 3)
+        and bases (k, 3, 3) (rows n, t1, t2)."""
+        b = self.plane_frame
+        point = np.einsum('kij,kj->ki', R[b], self.point) + P[b]
+        basis = np.einsum('kij,kaj->kai', R[b], self.basis)
+        return point, basis
 
     def kinematics(self, q):
         """``(gap (k,) [m], normal (k, nQ), slip (k, 2, nQ))`` at ``q`` (nQ,): as
-        :func:`contact_kinematics`."""
+        :func:`contact_kinematics` (with the boxes' faces :meth:`select` last chose)."""
         k, nq = len(self.contacts), self.model.nq
         if not k:
             return np.zeros(0), np.zeros((0, nq)), np.zeros((0, 2, nq))
         R, P, S = self._poses(q)
         f = self.frame
         centre = np.einsum('kij,kj->ki', R[f], self.offset) + P[f]
-        n = self.basis[:, 0]
-        gap = np.einsum('ki,ki->k', n, centre - self.point) - self.radius
+        point, basis = self._planes(R, P)
+        n = basis[:, 0]
+        gap = np.einsum('ki,ki->k', n, centre - point) - self.radius
         w, v = S[:, :3], S[:, 3:]
-        # a coordinate with unit twist (w, v) moves a point p at w x p + v: the centre's
-        # rates (k, nt, 3), and the material point at the contact point x = c - r n
+        # a coordinate with unit twist (w, v) moves a material point p at w x p + v: the
+        # sphere's centre's rates (k, nt, 3), and the material point at the contact point
+        # x = c - r n; the plane's body's material points there move likewise, with the
+        # opposite sign in ``moves`` (the gap's rate is n . (v_c - v_c'): the plane's
+        # turning and the centre's motion relative to it cancel in n . (dc - dp))
         dc = np.cross(w[None, :, :], centre[:, None, :]) + v[None, :, :]
         dx = dc - self.radius[:, None, None] * np.cross(w[None, :, :], n[:, None, :])
         Jn = np.einsum('kti,ki->kt', dc, n) * self.moves
-        Jt = np.einsum('kti,kai->kat', dx, self.basis[:, 1:]) * self.moves[:, None, :]
+        Jt = np.einsum('kti,kai->kat', dx, basis[:, 1:]) * self.moves[:, None, :]
         E = self.joint_map
         return gap, Jn @ E, Jt @ E
 
-    def forces(self, q, impulses, dt, modes):
+    def forces(self, q, impulses, dt, modes, q1=None):
         """The forces a step of ``dt`` [s] ending at ``q`` (nQ,) put on the bodies through
         the contacts, from its impulses ``impulses`` (k, 3) [N s] (gamma, beta1, beta2:
         :attr:`MidpointVI.contact_impulses`) and modes ``modes`` (k,) ('open', 'stick',
         'slide': :attr:`MidpointVI.contact_modes`): a :class:`ContactForces`.
         The force is the step's mean, impulse / dt, the contact's normal and tangent
-        impulses combined (gamma n + beta1 t1 + beta2 t2)."""
+        impulses combined (gamma n + beta1 t1 + beta2 t2) along the plane's axes at the
+        step's start ``q1`` (nQ,; default q: the impulses act along them through the step,
+        which matters for a plane carried by a body), at the touching point at q; a plane
+        carried by a body takes the opposite force at the same point."""
         k = len(self.contacts)
         impulses = np.asarray(impulses, dtype=float).reshape(k, 3)
-        model = self.model
-        theta = model.joint_positions(np.asarray(q, dtype=float))
-        R, _ = kernel.forward_kinematics(model.parent, model.kind, model.value, model.fcfg,
-                                         model.fixedR, model.fixedp, theta)
-        Rf = R[self.frame]                                      # (k, 3, 3) frame -> world
-        world = np.einsum('ka,kai->ki', impulses, self.basis) / float(dt)
-        # into the carrying frame's axes; the touching point is c - r n there too
-        force = np.einsum('kji,kj->ki', Rf, world)
-        normal = np.einsum('kji,kj->ki', Rf, self.basis[:, 0])
-        point = self.offset - self.radius[:, None] * normal
-        return ContactForces([c.name for c in self.contacts],
-                             [self.system.frames[f].name for f in self.frame],
-                             list(modes), point, force)
+        if q1 is not None and self.carried.shape[0]:
+            _, basis = self._planes(*self._poses(q1)[:2])
+            R, P, _ = self._poses(q)
+        else:
+            R, P, _ = self._poses(q)
+            _, basis = self._planes(R, P)
+        world = np.einsum('ka,kai->ki', impulses, basis) / float(dt)
+        x = (np.einsum('kij,kj->ki', R[self.frame], self.offset) + P[self.frame]
+             - self.radius[:, None] * self._planes(R, P)[1][:, 0])
+        # into the carrying frames' axes
+        out = []
+        for f in (self.frame, self.plane_frame):
+            out.append((np.einsum('kji,kj->ki', R[f], x - P[f]),
+                        np.einsum('kji,kj->ki', R[f], world)))
+        names = [frame.name for frame in self.system.frames]
+        return ContactForces([c.name for c in self.contacts], [names[f] for f in self.frame],
+                             list(modes), out[0][0], out[0][1],
+                             [None if f < 0 else names[f] for f in self.plane_frame],
+                             out[1][0], -out[1][1])
 
     def points(self, q):
-        """Per contact at ``q`` (nQ,): ``(chain, w, v, centre, x, n, t1, t2)`` with
-        ``chain`` the joint coordinates that move its frame (shallow to deep), ``w``,
-        ``v`` (len(chain), 3) their unit spatial twists, the sphere's centre, the contact
-        point x = centre - radius n and the plane's basis."""
+        """Per contact whose plane is fixed in the world, at ``q`` (nQ,): ``(m, chain, w,
+        v, centre, x, n, t1, t2)`` with ``m`` its index, ``chain`` the joint coordinates
+        that move its frame (shallow to deep), ``w``, ``v`` (len(chain), 3) their unit
+        spatial twists, the sphere's centre, the contact point x = centre - radius n and
+        the plane's basis."""
         R, P, S = self._poses(q)
         for m, c in enumerate(self.contacts):
+            if self.plane_frame[m] >= 0:
+                continue
             f = self.frame[m]
             centre = R[f] @ self.offset[m] + P[f]
             n, t1, t2 = self.basis[m]
             chain = self.model.frame_chain(f)
-            yield (chain, S[chain, :3], S[chain, 3:], centre, centre - self.radius[m] * n,
-                   n, t1, t2)
+            yield (m, chain, S[chain, :3], S[chain, 3:], centre,
+                   centre - self.radius[m] * n, n, t1, t2)
+
+    # the step of the fourth-order differences of the Jacobians that give the second
+    # derivatives of a contact between two bodies (truncation ~h^4, rounding ~1e-16/h)
+    HESSIAN_DIFFERENCE_STEP = 1e-3
 
     def hessians(self, q):
         """Second derivatives at ``q`` (nQ,): as :func:`contact_hessians`."""
@@ -271,7 +428,7 @@ class ContactSet:
         dslip = np.zeros((k, 2, model.nq, model.nq))
         E = self.joint_map
         H = np.zeros((nt, nt))
-        for m, (chain, w, v, centre, x, n, t1, t2) in enumerate(self.points(q)):
+        for m, chain, w, v, centre, x, n, t1, t2 in self.points(q):
             r = self.radius[m]
             dc = np.cross(w, centre) + v                  # (len(chain), 3)
             dx = np.cross(w, x) + v
@@ -290,6 +447,19 @@ class ContactSet:
             for a, t in enumerate((t1, t2)):
                 H[np.ix_(chain, chain)] = Dx @ t
                 dslip[m, a] = E.T @ H @ E
+        if self.carried.shape[0]:
+            # between two bodies: fourth-order central differences of the exact Jacobians
+            # (the faces held as chosen)
+            q = np.asarray(q, dtype=float)
+            c = self.carried
+            for j in range(model.nq):
+                h = self.HESSIAN_DIFFERENCE_STEP * max(1.0, abs(q[j]))
+                for offset, weight in ((-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)):
+                    qj = q.copy()
+                    qj[j] += offset * h
+                    _, normal, slip = self.kinematics(qj)
+                    hess[c, :, j] += (weight / (12.0 * h)) * normal[c]
+                    dslip[c, :, :, j] += (weight / (12.0 * h)) * slip[c]
         return hess, dslip
 
 
@@ -297,10 +467,13 @@ def contact_kinematics(system, q, contacts=None):
     """The contacts' geometry at the configuration ``q`` (nQ,) of ``system``:
     ``(gap (k,) [m], normal (k, nQ) = d gap / d q, slip (k, 2, nQ))`` with ``slip`` the
     tangential Jacobian ``T^T J_x`` [m/rad or m/m] of the body's material point at each
-    contact point (its slip rate is ``slip @ dq``), for ``contacts`` (default: all of the
-    system's, in order).  Mimic joints are folded onto their leaders.  (A step holds a
-    :class:`ContactSet` and evaluates it directly.)"""
-    return ContactSet(system, contacts).kinematics(q)
+    contact point (its slip rate is ``slip @ dq``; relative to the plane's body for a
+    plane carried by one), for ``contacts`` (default: all of the system's, in order), each
+    :class:`SphereOnBox` on the face it faces at q.  Mimic joints are folded onto their
+    leaders.  (A step holds a :class:`ContactSet` and evaluates it directly.)"""
+    geometry = ContactSet(system, contacts)
+    geometry.select(q)
+    return geometry.kinematics(q)
 
 
 def contact_hessians(system, q, contacts=None):
@@ -315,5 +488,9 @@ def contact_hessians(system, q, contacts=None):
     second derivatives are ``w_a x dc_b`` (a the shallower of i, j, b the deeper); the
     material point at the contact point x = c - r n, whose velocity column is ``dx_i =
     w_i x x + v_i`` while x moves with c, has ``d dx_i / d q_j = w_j x dx_i + r w_i x (w_j
-    x n)`` for j above i and ``w_i x dc_j`` otherwise."""
-    return ContactSet(system, contacts).hessians(q)
+    x n)`` for j above i and ``w_i x dc_j`` otherwise.  For a plane carried by a body
+    (two bodies in contact) they are fourth-order central differences of the exact
+    Jacobians (:attr:`ContactSet.HESSIAN_DIFFERENCE_STEP`; about 1e-10 relative)."""
+    geometry = ContactSet(system, contacts)
+    geometry.select(q)
+    return geometry.hessians(q)

@@ -129,7 +129,6 @@ def _contact_values(sim):
     contacts (count), the active ones (sticking or sliding), the sliding ones, the
     smallest gap [m] at the published state and the largest normal impulse times gap
     [N s m] (complementarity residual; empty without contacts)."""
-    from ..contact import contact_kinematics
     mvi = sim.mvi
     names = sim.joint_names
     values = {'joints_at_limits': ','.join(names[i] for i in mvi.held_configs)}
@@ -138,7 +137,7 @@ def _contact_values(sim):
     values['contacts'] = str(len(contacts))
     values['contacts_active'] = str(sum(m != 'open' for m in modes))
     values['contacts_sliding'] = str(sum(m == 'slide' for m in modes))
-    gap = contact_kinematics(sim.system, mvi.q2, contacts)[0] if contacts else ()
+    gap = mvi.contact_gaps
     values['contact_gap_min'] = '%.3g' % min(gap) if len(gap) else ''
     # the complementarity residual: a pushing contact must be closed (gamma * gap = 0)
     values['contact_complementarity'] = ('%.3g' % np.max(np.abs(

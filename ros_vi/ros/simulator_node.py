@@ -13,9 +13,10 @@ Publishes (names relative to the node's namespace)
     joint_trajectory_controller/controller_state (control_msgs/JointTrajectoryControllerState).
     With ``distance_pairs``: ~/distances (std_msgs/Float64MultiArray, signed distances in
     pair order) and ~/closest_points (visualization_msgs/MarkerArray) with each state.
-    With contacts (``ground``, a world's ground): per link that carries one
-    ~/contact_wrench/<link> (geometry_msgs/WrenchStamped in the link's axes: the force and
-    moment about its origin from its contacts over the last step) and ~/contact_markers
+    With contacts (``ground``, a world's ground): per link that carries one (or bears one,
+    as a box another body rests on) ~/contact_wrench/<link> (geometry_msgs/WrenchStamped in
+    the link's axes: the force and moment about its origin from its contacts over the last
+    step) and ~/contact_markers
     (visualization_msgs/MarkerArray), with each state, if publish_contacts.
     With ``record:=run.mcap`` the published states also go to a ROS 2 MCAP file
     (:mod:`ros_vi.recording.mcap`), finished when the node is destroyed.
@@ -414,8 +415,9 @@ class SimulatorNode(Node):
                            else state.bodies[self._base_index].pose, contacts)
 
     def _make_contact_publishers(self, cfg):
-        """{frame: WrenchStamped publisher} for every frame that carries a contact, and
-        the contact markers' publisher; {} without contacts or ``publish_contacts``."""
+        """{frame: WrenchStamped publisher} for every frame that carries a contact or a
+        contact's plane (a box another body's corners rest on), and the contact markers'
+        publisher; {} without contacts or ``publish_contacts``."""
         forces = self.sim.contact_forces()
         if forces is None or not cfg.publish_contacts:
             return {}
@@ -423,7 +425,7 @@ class SimulatorNode(Node):
                                                           qos.STATE_QOS)
         return {frame: self.create_publisher(WrenchStamped, '~/contact_wrench/'
                                              + conv.contact_topic(frame), qos.STATE_QOS)
-                for frame in dict.fromkeys(forces.frames)}
+                for frame, _, _ in forces.wrenches()}
 
     def _publish_contacts(self, forces, stamp):
         """~/contact_wrench/<link> and ~/contact_markers of the last step's ``forces``."""

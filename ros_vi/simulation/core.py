@@ -737,8 +737,9 @@ class Simulation:
         mvi = self.mvi
         dt = mvi.t2 - mvi.t1
         impulses = mvi.contact_impulses if dt > 0 else np.zeros((len(self._contacts), 3))
+        self._contacts.select(mvi.q1)         # the faces the step held
         return self._contacts.forces(mvi.q2, impulses, dt if dt > 0 else 1.0,
-                                     mvi.contact_modes)
+                                     mvi.contact_modes, q1=mvi.q1)
 
     # ------------------------------------------------------------------ link transforms
     def link_transforms(self):

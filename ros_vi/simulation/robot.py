@@ -155,7 +155,9 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
     * ``trajectory_joints`` (default every joint with a position interface);
     * ``ground`` ``(height [m], friction[, restitution])``: a ground plane z = height whose
       contacts with the collision spheres, boxes and capsules the step holds
-      (:func:`ros_vi.urdf.ground_contacts`).
+      (:func:`ros_vi.urdf.ground_contacts`); contact is then on between the robots and
+      objects too (a world file's; :func:`ros_vi.urdf.body_contacts`, with the ground's
+      friction for surfaces without their own and its restitution).
 
     Raises :class:`~ros_vi.urdf.URDFError` (prefixed with ``where``) for a description the
     importer refuses, :class:`OptionError` naming the option for the rest.
@@ -182,10 +184,11 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
     robot = system.urdf
     contact_warnings = ()
     if ground is not None:
-        from ..urdf import ground_contacts
+        from ..urdf import body_contacts, ground_contacts
         with warnings.catch_warnings(record=True) as caught:   # reported with the quirks
             warnings.simplefilter('always', URDFWarning)
             ground_contacts(system, *ground)
+            body_contacts(system, *ground[1:])
         contact_warnings = tuple(str(w.message) for w in caught)
     free = {c.name for j in system.free_joints for c in j.configs}
     names = [c.name for c in system.configs if c.name not in free]

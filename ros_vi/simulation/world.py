@@ -38,9 +38,9 @@ the recorders) therefore simulates a world, with the objects' and floating bases
 configs those of free joints (``ros_vi.mechanics.free``; their translation along the axes of
 the initial pose, their angles on the moving chart).  A ground with ``friction`` holds the
 robots' and objects' collision spheres, boxes and capsules on it
-(:func:`ros_vi.urdf.ground_contacts`; :meth:`World.contact_ground`); contact between the
-bodies themselves is not simulated yet, and without ``friction`` objects fall through the
-ground plane.
+(:func:`ros_vi.urdf.ground_contacts`; :meth:`World.contact_ground`), and the robots and
+objects on one another (:func:`ros_vi.urdf.body_contacts`: spheres and box corners on
+boxes); without ``friction`` objects fall through the ground plane.
 """
 import copy
 import math

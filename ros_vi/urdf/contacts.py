@@ -17,13 +17,13 @@ import warnings
 
 import numpy as np
 
-from ..mechanics.contact import SphereOnPlane
+from ..mechanics.contact import SphereOnBox, SphereOnPlane
 from .errors import URDFError
 from .parse import parse_xml
 from .tolerance import URDFWarning
 from .shapes import link_geometry
 
-__all__ = ['ground_contacts', 'surface_friction']
+__all__ = ['body_contacts', 'ground_contacts', 'surface_friction']
 
 
 def surface_friction(urdf_text):
@@ -109,4 +109,61 @@ def ground_contacts(system, height=0.0, friction=1.0, restitution=0.0):
         warnings.warn('ground contact: collision shapes of %s are not in contact yet '
                       '(spheres, boxes and capsules are)' % ', '.join(skipped), URDFWarning,
                       stacklevel=2)
+    return added
+
+
+def _assemblies(description):
+    """{link: assembly}: each link's top link below the description's root (for a world
+    file's description, whose root ``world`` carries every robot and object on its own
+    joint, the robot's or object's root link; for one robot, its root link)."""
+    root = parse_xml(description, 'URDF')
+    parent = {}
+    for joint in root.findall('joint'):
+        p, c = joint.find('parent'), joint.find('child')
+        if p is not None and c is not None:
+            parent[c.get('link')] = p.get('link')
+    out = {}
+    for link in (l.get('name') for l in root.findall('link')):
+        top = link
+        while top in parent and parent[top] in parent:
+            top = parent[top]
+        out[link] = top
+    return out
+
+
+def body_contacts(system, friction=1.0, restitution=0.0):
+    """Add to ``system`` the contacts between the collision geometry of different robots
+    and objects of every imported description (``system.urdf_robots``; for a world file's,
+    each robot and object hangs from the world on its own joint), and return them: every
+    sphere, box corner and capsule end sphere (as :func:`ground_contacts` takes them) of
+    one against every box of another, a :class:`~ros_vi.contact.SphereOnBox` named
+    ``<prefix><link>_on_<other link>_<n>``, with the friction of the two surfaces (the
+    smaller of their Gazebo ``mu1``/``mu2``, each defaulting to ``friction``) and
+    coefficient of restitution ``restitution``.  Pairs of links both welded to the world
+    are left out; contact within one robot (self-collision) is not added.  Spheres and
+    capsules are not yet targets (a sphere meets a box, a box's corners do not meet a
+    sphere), nor are cylinders and meshes (left out as :func:`ground_contacts` leaves them)."""
+    added = []
+    for robot in getattr(system, 'urdf_robots', []):
+        shapes = link_geometry(robot.description, 'collision', base_dir=robot.base_dir)
+        surfaces = surface_friction(robot.description)
+        assembly = _assemblies(robot.description)
+        frames = {s.link: robot.link_frame(s.link) for s in shapes}
+        moves = {link: bool(system.model.frame_anc[system.frames.index(f)].any())
+                 for link, f in frames.items()}
+        for shape in shapes:
+            points = _points(shape)
+            if points is None:
+                continue
+            for box in shapes:
+                if (box.type != 'box' or assembly[box.link] == assembly[shape.link]
+                        or not (moves[shape.link] or moves[box.link])):
+                    continue
+                mu = min(surfaces.get(shape.link, friction), surfaces.get(box.link, friction))
+                for centre, radius in points:
+                    name = '%s%s_on_%s_%d' % (robot.prefix, shape.link, box.link, len(added))
+                    added.append(SphereOnBox(system, frames[shape.link], frames[box.link],
+                                             box.size, radius=radius, offset=centre,
+                                             box_pose=box.origin, friction=mu, name=name,
+                                             restitution=restitution))
     return added
