@@ -20,6 +20,12 @@ Scenes (dt = 1 ms, gravity 9.81 m/s^2, the closed forms of docs/contact.md):
   ``MjSpec`` with a free joint, a ground plane, its collision geoms against the ground only,
   the drives as ``kp (q_ref - q) - kd q'`` in ``qfrc_applied`` each step.
 
+* ``stack``: worlds/stack.yaml, five boxes stacked (each smaller, shifted and turned a
+  little), dropped from 10 µm, mu = 0.8: how far the top box drifted over the run's last
+  half [m] and the deepest penetration after the first 10 steps (the landing) [m].  ros_vi:
+  ``Simulation`` of the world (its corners on the faces below, ``SphereOnBox``, 200
+  contacts); MuJoCo: the same boxes as MJCF box geoms on free joints.
+
 ros_vi: ``SphereOnPlane`` contacts (the ball's sphere, the box's four bottom corners) held
 by MidpointVI's step (docs/contact.md).  MuJoCo: the same bodies as MJCF geoms on a plane,
 its default contact model (soft constraints, pyramidal cone) with its default integrator
@@ -247,6 +253,77 @@ def quadruped_rows(seconds):
     return rows
 
 
+# ---------------------------------------------------------------------- the stack
+STACK_WORLD = os.path.join(os.path.dirname(HERE), 'worlds', 'stack.yaml')
+
+
+def run_ros_vi_stack(steps):
+    """worlds/stack.yaml at 1 kHz: the top box's position (steps, 3) [m], the smallest
+    gap at each step end (steps,) [m] and µs per step."""
+    from ros_vi.simulation import Simulation
+    sim = Simulation.from_world(STACK_WORLD, rate=1.0 / DT)
+    top = [sim.system.get_config('box4' + axis).index for axis in ('_x', '_y', '_z')]
+    out, gaps = np.empty((steps, 3)), np.empty(steps)
+    start = time.perf_counter()
+    for k in range(steps):
+        sim.step()
+        out[k] = sim.mvi.q2[top]
+        gaps[k] = sim.mvi.contact_gaps.min()
+    return out, gaps, (time.perf_counter() - start) / steps * 1e6
+
+
+def run_mujoco_stack(integrator, steps):
+    """The same five boxes (sizes, masses, inertias, poses of worlds/stack.yaml) as MJCF box
+    geoms on free joints on a plane, mu 0.8: the top box's position, the deepest
+    penetration at each step end (MuJoCo's contact distance, negative inside) and µs."""
+    from ros_vi.simulation.world import load_world
+    world = load_world(STACK_WORLD)
+    bodies = []
+    for obj in world.objects:
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, np.ascontiguousarray(obj.pose[:3, :3]).ravel())
+        bodies.append('<body pos="%.17g %.17g %.17g" quat="%.17g %.17g %.17g %.17g">'
+                      '<freejoint/><inertial pos="0 0 0" mass="%.17g" diaginertia="%.17g '
+                      '%.17g %.17g"/><geom type="box" size="%.17g %.17g %.17g" friction="0.8 '
+                      '0.005 0.0001"/></body>' % (*obj.pose[:3, 3], *quat, obj.mass,
+                                                  *np.diag(obj.inertia),
+                                                  *(0.5 * np.array(obj.size))))
+    xml = ('<mujoco><option timestep="%g" gravity="0 0 %g" integrator="%s"/><worldbody>'
+           '<geom type="plane" size="10 10 0.1" friction="0.8 0.005 0.0001"/>%s'
+           '</worldbody></mujoco>' % (DT, -G, integrator, ''.join(bodies)))
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    top = 7 * (len(world.objects) - 1)
+    out, gaps = np.empty((steps, 3)), np.empty(steps)
+    start = time.perf_counter()
+    for k in range(steps):
+        mujoco.mj_step(model, data)
+        out[k] = data.qpos[top:top + 3]
+        gaps[k] = min((data.contact[i].dist for i in range(data.ncon)), default=0.0)
+    return out, gaps, (time.perf_counter() - start) / steps * 1e6
+
+
+def stack_rows(seconds):
+    """The stack's table rows: the top box's drift over the run's last half and the deepest
+    penetration after landing."""
+    steps = int(round(seconds / DT))
+    settle = steps // 2
+    runs = [run_ros_vi_stack(steps)]
+    for integrator in ('Euler', 'RK4'):
+        runs.append(run_mujoco_stack(integrator, steps) if mujoco is not None else None)
+    rows = []
+    for title, measure in (
+            ('five stacked boxes: top box drift, last half [m]',
+             lambda run: '%.1e' % float(np.linalg.norm(run[0][settle:] - run[0][settle],
+                                                       axis=1).max())),
+            ('five stacked boxes: deepest penetration [m]',
+             lambda run: '%.1e' % max(-float(run[1][10:].min()), 0.0))):
+        cells = [measure(run) if run is not None else 'not installed' for run in runs]
+        times = [run[2] if run is not None else np.nan for run in runs]
+        rows.append((title, cells, times))
+    return rows
+
+
 # ---------------------------------------------------------------------- measures
 def ball_measure(x):
     rest = x[len(x) // 2:, 2]
@@ -301,7 +378,7 @@ def main(argv=None):
         print('| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f |'
               % (title, row[0], row[1], row[2], t_ours, times[0], times[1],
                  t_ours / times[0], t_ours / times[1]))
-    for title, cells, times in quadruped_rows(args.seconds):
+    for title, cells, times in quadruped_rows(args.seconds) + stack_rows(args.seconds):
         print('| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f |'
               % (title, cells[0], cells[1], cells[2], times[0], times[1], times[2],
                  times[0] / times[1], times[0] / times[2]))

@@ -16,7 +16,7 @@ from ros_vi.resources import shipped_model
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SHIPPED = ['acrobot', 'arm7', 'cartpole', 'pendulum']
-FLOATING = ['humanoid', 'quadruped']          # floating-base robots (no demo controller)
+FLOATING = ['humanoid', 'quadruped', 'wheeled_base']   # floating bases (no demo controller)
 TOOLS = ['gripper']                           # a mimic-finger gripper (no demo controller)
 
 

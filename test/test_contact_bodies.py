@@ -5,8 +5,9 @@ The geometry's derivatives against finite differences; a box sliding on a box de
 by mu g (closed form) while the box under it stays; the stack of five boxes of
 examples/box_stack.py stands 60 s (its corners move < 1e-6 m; each box bears the weight of
 those above it); the gripper of examples/gripper_lift.py lifts a box by friction and holds
-it; a step's derivatives through a contact between two moving bodies, sticking
-and sliding, against central differences of the step."""
+it; the wheeled base of examples/wheeled_drive.py rolls on its wheels; a step's
+derivatives through a contact between two moving bodies, sticking and sliding, against
+central differences of the step."""
 import os
 import sys
 
@@ -22,6 +23,7 @@ from ros_vi.simulation import Simulation
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'examples'))
 from box_stack import main as stack_example, world_poses  # noqa: E402
 from gripper_lift import main as gripper_example  # noqa: E402
+from wheeled_drive import main as wheeled_example  # noqa: E402
 
 G = 9.81
 
@@ -239,3 +241,22 @@ def test_the_gripper_lifts_a_box_by_friction_and_holds_it():
     assert {name.split('_on_')[0] for name, _ in holding} == {'gripper/finger_left',
                                                               'gripper/finger_right'}
     assert np.abs(force - (0.0, 0.0, 0.2 * G)).max() <= 1e-9
+
+
+def test_the_wheeled_base_rolls_on_its_wheels_friction():
+    """examples/wheeled_drive.py (worlds/drive.yaml): velocity drives spin the two sphere
+    wheels and friction at their contact points alone moves the chassis.  Straight, it
+    advances r times the wheels' turn (rolling without slipping, 1e-9 m over 1.5 s) and
+    neither turns nor drifts sideways; turning, it yaws r (right - left) / track (1e-9
+    relative); the wheels stick, the frictionless caster slides, nothing else touches."""
+    (advance, rolled, sideways, turned), (yawed, expected), modes, failed = wheeled_example([])
+    assert failed == 0
+    assert advance > 0.5 and abs(advance - rolled) <= 1e-9
+    assert sideways <= 1e-9 and abs(turned) <= 1e-9
+    assert expected > 0.3 and abs(yawed - expected) <= 1e-9 * expected
+    touching = modes[5.0]
+    wheels = {name: m for name, m in touching.items() if 'wheel' in name}
+    casters = {name: m for name, m in touching.items() if 'caster' in name}
+    assert len(wheels) == 2 and set(wheels.values()) == {'stick'}
+    assert len(casters) == 1 and set(casters.values()) == {'slide'}
+    assert len(touching) == 3
