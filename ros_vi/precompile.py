@@ -96,6 +96,10 @@ def precompile(batch=True):
     one = np.zeros(1, dtype=np.int64)
     kernel.separation_rates_into(S, model.frame_anc, one, one + model.nf - 1, np.zeros((1, 3)),
                                  np.ones((1, 3)), np.ones((1, 3)), np.zeros((1, model.nt)))
+    # the contacts' geometry (ros_vi.mechanics.contact.ContactSet), a plane in the world
+    from ros_vi.mechanics.contact_kernel import contact_geometry
+    contact_geometry(R, P, S, one, one - 2, np.zeros((1, 3)), np.zeros(1), np.zeros((1, 3)),
+                     np.eye(3)[None], np.ones((1, model.nt)))
     if not batch:
         return time.perf_counter() - start
     # batched rollouts (ros_vi.rollout): the parallel loop with a compiled law, and the

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernel
+from .contact_kernel import contact_geometry
 from .frame import resolve_frame
 
 __all__ = ['ContactForces', 'ContactSet', 'SphereOnBox', 'SphereOnPlane', 'contact_hessians',
@@ -349,21 +350,13 @@ class ContactSet:
         if not k:
             return np.zeros(0), np.zeros((0, nq)), np.zeros((0, 2, nq))
         R, P, S = self._poses(q)
-        f = self.frame
-        centre = np.einsum('kij,kj->ki', R[f], self.offset) + P[f]
-        point, basis = self._planes(R, P)
-        n = basis[:, 0]
-        gap = np.einsum('ki,ki->k', n, centre - point) - self.radius
-        w, v = S[:, :3], S[:, 3:]
         # a coordinate with unit twist (w, v) moves a material point p at w x p + v: the
-        # sphere's centre's rates (k, nt, 3), and the material point at the contact point
-        # x = c - r n; the plane's body's material points there move likewise, with the
-        # opposite sign in ``moves`` (the gap's rate is n . (v_c - v_c'): the plane's
-        # turning and the centre's motion relative to it cancel in n . (dc - dp))
-        dc = np.cross(w[None, :, :], centre[:, None, :]) + v[None, :, :]
-        dx = dc - self.radius[:, None, None] * np.cross(w[None, :, :], n[:, None, :])
-        Jn = np.einsum('kti,ki->kt', dc, n) * self.moves
-        Jt = np.einsum('kti,kai->kat', dx, basis[:, 1:]) * self.moves[:, None, :]
+        # sphere's centre's rate and the material point's at the contact point x = c - r n;
+        # the plane's body's material points there move likewise, with the opposite sign
+        # in ``moves`` (the gap's rate is n . (v_c - v_c'): the plane's turning and the
+        # centre's motion relative to it cancel in n . (dc - dp)); compiled, one pass
+        gap, Jn, Jt = contact_geometry(R, P, S, self.frame, self.plane_frame, self.offset,
+                                       self.radius, self.point, self.basis, self.moves)
         E = self.joint_map
         return gap, Jn @ E, Jt @ E
 

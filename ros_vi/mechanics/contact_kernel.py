@@ -1,0 +1,72 @@
+"""Compiled geometry of the stacked contacts (:class:`ros_vi.mechanics.contact.ContactSet`).
+
+One pass over the contacts and the joint coordinates that move them, from the kernel's
+kinematics (world ``R (nf, 3, 3)``, ``P (nf, 3)``, joint-coordinate twists ``S (nt, 6)``,
+see :mod:`ros_vi.mechanics.kernel`): each contact's gap and the Jacobians of its gap and of
+its slip on the joint coordinates (before the mimic fold).  The formulas are
+:meth:`ContactSet.kinematics`'s: a coordinate with unit twist (w, v) moves a material point
+p at w x p + v; the gap's rate is the normal part of the sphere's centre's rate relative to
+the plane's body there, the slip's the tangential part of the contact point's.
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def contact_geometry(R, P, S, frame, plane_frame, offset, radius, point, basis, moves):
+    """``(gap (k,) [m], normal (k, nt), slip (k, 2, nt))`` of the k contacts: sphere
+    centres ``offset`` (k, 3) in frames ``frame`` (k,), radii ``radius`` (k,), planes
+    through ``point`` (k, 3) with axes ``basis`` (k, 3, 3) (rows n, t1, t2) in frames
+    ``plane_frame`` (k,) (-1: the world), ``moves`` (k, nt) the signed map of the
+    coordinates that move each (+1 the sphere's body, -1 the plane's)."""
+    k = frame.shape[0]
+    nt = S.shape[0]
+    gap = np.zeros(k)
+    normal = np.zeros((k, nt))
+    slip = np.zeros((k, 2, nt))
+    c = np.zeros(3)
+    x = np.zeros(3)
+    axes = np.zeros((3, 3))
+    p = np.zeros(3)
+    for m in range(k):
+        a, b = frame[m], plane_frame[m]
+        for i in range(3):
+            c[i] = P[a, i]
+            for j in range(3):
+                c[i] += R[a, i, j] * offset[m, j]
+        for r in range(3):
+            for i in range(3):
+                if b < 0:
+                    axes[r, i] = basis[m, r, i]
+                else:
+                    axes[r, i] = 0.0
+                    for j in range(3):
+                        axes[r, i] += R[b, i, j] * basis[m, r, j]
+        for i in range(3):
+            if b < 0:
+                p[i] = point[m, i]
+            else:
+                p[i] = P[b, i]
+                for j in range(3):
+                    p[i] += R[b, i, j] * point[m, j]
+        g = -radius[m]
+        for i in range(3):
+            g += axes[0, i] * (c[i] - p[i])
+            x[i] = c[i] - radius[m] * axes[0, i]
+        gap[m] = g
+        for t in range(nt):
+            s = moves[m, t]
+            if s == 0.0:
+                continue
+            w0, w1, w2 = S[t, 0], S[t, 1], S[t, 2]
+            # the centre's and the contact point's rates for this coordinate
+            dc0 = w1 * c[2] - w2 * c[1] + S[t, 3]
+            dc1 = w2 * c[0] - w0 * c[2] + S[t, 4]
+            dc2 = w0 * c[1] - w1 * c[0] + S[t, 5]
+            dx0 = w1 * x[2] - w2 * x[1] + S[t, 3]
+            dx1 = w2 * x[0] - w0 * x[2] + S[t, 4]
+            dx2 = w0 * x[1] - w1 * x[0] + S[t, 5]
+            normal[m, t] = s * (axes[0, 0] * dc0 + axes[0, 1] * dc1 + axes[0, 2] * dc2)
+            slip[m, 0, t] = s * (axes[1, 0] * dx0 + axes[1, 1] * dx1 + axes[1, 2] * dx2)
+            slip[m, 1, t] = s * (axes[2, 0] * dx0 + axes[2, 1] * dx1 + axes[2, 2] * dx2)
+    return gap, normal, slip
