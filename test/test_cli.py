@@ -524,3 +524,33 @@ def test_a_ground_from_the_command_line(tmp_path):
                  str(out)]) == 0
     z = load_recording(str(out)).body_pose[:, 0, 2]
     assert z.min() >= -0.3 - 1e-12 and abs(z[-1] + 0.3) <= 1e-12
+
+
+def test_a_bouncing_ground_from_the_command_line(tmp_path, capsys):
+    """``--ground HEIGHT MU E``: the ball dropped 0.3 m onto a ground of restitution 0.5
+    rises again to e^2 of its drop, 0.075 m (0.5 %), at t = 0.371 s; a ``--ground`` of one
+    number is a usage error and a restitution outside [0, 1] an error naming it."""
+    from ros_vi.recording import load_recording
+    ball = tmp_path / 'ball.urdf'
+    ball.write_text('<robot name="ball"><link name="ball"><inertial><mass value="1"/>'
+                    '<inertia ixx="0.004" iyy="0.004" izz="0.004" ixy="0" ixz="0" iyz="0"/>'
+                    '</inertial><collision><geometry><sphere radius="0.1"/></geometry>'
+                    '</collision></link></robot>')
+    out = tmp_path / 'bounce.npz'
+    assert main(['simulate', str(ball), '--floating-base', '--ground', '-0.4', '0.8', '0.5',
+                 '--duration', '0.45', '--dt', '0.001', '--no-progress', '--out',
+                 str(out)]) == 0
+    rec = load_recording(str(out))
+    z, t = rec.body_pose[:, 0, 2], rec.t
+    after = (t >= 0.3) & (t <= 0.45)
+    assert z.min() >= -0.3 - 1e-12
+    assert abs(z[after].max() - (-0.3 + 0.25 * 0.3)) <= 0.005 * 0.075
+    assert abs(t[after][np.argmax(z[after])] - 0.371) <= 0.002
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(['simulate', str(ball), '--floating-base', '--ground', '-0.4'])
+    assert exc.value.code == 2
+    assert 'expected HEIGHT MU [E] (2 or 3 numbers), got 1' in capsys.readouterr().err
+    assert main(['simulate', str(ball), '--floating-base', '--ground', '-0.4', '0.8', '1.5',
+                 '--duration', '0.01', '--no-progress']) != 0
+    assert 'restitution must be in [0, 1], got 1.5' in capsys.readouterr().err

@@ -1,5 +1,6 @@
 """Command-line options several ``ros-vi`` subcommands share, and the check of an output
 path that every command makes before it starts working."""
+import argparse
 import os
 
 from . import CommandError
@@ -22,13 +23,24 @@ def add_floating_base_argument(parser):
                              'are the pose\'s chart coordinates (docs/free-bodies.md)')
 
 
+class _GroundAction(argparse.Action):
+    """``--ground HEIGHT MU [E]``: two or three numbers, else the parser's usage error."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if len(values) not in (2, 3):
+            parser.error('argument --ground: expected HEIGHT MU [E] (2 or 3 numbers), got %d'
+                         % len(values))
+        setattr(namespace, self.dest, tuple(values))
+
+
 def add_ground_argument(parser):
-    """``--ground HEIGHT MU``: a contact ground plane under the model."""
-    parser.add_argument('--ground', nargs=2, type=float, metavar=('HEIGHT', 'MU'),
-                        default=None,
+    """``--ground HEIGHT MU [E]``: a contact ground plane under the model."""
+    parser.add_argument('--ground', nargs='+', type=float, metavar='HEIGHT MU [E]',
+                        action=_GroundAction, default=None,
                         help='a ground plane z = HEIGHT [m] with Coulomb friction MU on which '
-                             'the collision spheres, boxes and capsules rest (a world file '
-                             'gives its own)')
+                             'the collision spheres, boxes and capsules rest, and the '
+                             'coefficient of restitution E of their impacts (default 0: '
+                             'inelastic); a world file gives its own')
 
 
 def add_limits_argument(parser):
