@@ -286,8 +286,10 @@ def test_a_world_ground_with_friction_holds_the_objects():
     from ros_vi.simulation import Simulation
     sim = Simulation.from_world(WORLD_ON_GROUND, rate=1000.0)
     names = [c.name for c in sim.system.contacts]
-    # a sphere and 8 corners on the ground, and the ball on the crate's box
-    assert len(names) == 10 and names[0] == 'ball_ground_0' and names[9] == 'ball_on_crate_0'
+    # a sphere and 8 corners on the ground, the ball on the crate's box and its 8 corners
+    # on the ball
+    assert len(names) == 18 and names[0] == 'ball_ground_0' and names[9] == 'ball_on_crate_0'
+    assert names[10:] == ['crate_on_ball_%d' % n for n in range(1, 9)]
     frames = [sim.system.get_frame(n) for n in ('ball', 'crate')]
 
     def world_positions():
@@ -418,7 +420,9 @@ objects:
     # two bodies' contacts take the smaller of their surfaces' (the ground's for none)
     surface = {'crate': 0.2, 'ball': 1.5, 'plain': 0.8, 'slick/pad': 0.1, 'grippy/pad': 2.0}
     pairs = [c for c in sim.system.contacts if c.plane_frame is not None]
-    assert len(pairs) == 4                  # the pads' and the balls' spheres on the crate
+    # the four spheres (two pads, two balls) on the crate and on each other, and the
+    # crate's corners on each sphere
+    assert len(pairs) == 4 + 4 * 3 + 8 * 4
     for c in pairs:
         assert c.friction == min(surface[c.frame.name], surface[c.plane_frame.name])
     sim.step(100)

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import ros_vi as trep
-from ros_vi.contact import ContactSet, SphereOnBox, contact_hessians, contact_kinematics
+from ros_vi.contact import (ContactSet, SphereOnBox, SphereOnCapsule, contact_hessians,
+                            contact_kinematics)
 from ros_vi.mechanics import FreeJoint
 from ros_vi.mechanics.free import xyz_rotation
 from ros_vi.simulation import Simulation
@@ -260,3 +261,65 @@ def test_the_wheeled_base_rolls_on_its_wheels_friction():
     assert len(wheels) == 2 and set(wheels.values()) == {'stick'}
     assert len(casters) == 1 and set(casters.values()) == {'slide'}
     assert len(touching) == 3
+
+
+TWO_BALLS = '''
+gravity: [0, 0, 0]
+ground: {height: -10.0, friction: 0.5, restitution: %r}
+objects:
+  - {name: ball_a, shape: {sphere: 0.1}, mass: 1.0, pose: {xyz: [0, 0, 0]},
+     twist: {linear: [1.0, 0, 0]}}
+  - {name: ball_b, shape: {sphere: 0.1}, mass: 1.0, pose: {xyz: [0.25, 0, 0]}}
+'''
+
+
+@pytest.mark.parametrize('e', [0.0, 0.5, 1.0])
+def test_two_balls_collide_head_on_by_newtons_law(e):
+    """Two equal balls (SphereOnCapsule of half length 0), no gravity, one at 1 m/s into
+    the other at rest: after the impact they move at (1 - e)/2 and (1 + e)/2 m/s (1e-9),
+    momentum is conserved to 1e-12 at every step, and they never overlap (1e-12 m)."""
+    sim = Simulation.from_world(TWO_BALLS % e, rate=1000.0)
+    pair = [c for c in sim.system.contacts if isinstance(c, SphereOnCapsule)]
+    assert len(pair) == 2
+    for _ in range(200):
+        sim.step()
+        poses = world_poses(sim)
+        apart = poses['ball_b'][1] - poses['ball_a'][1]
+        assert np.linalg.norm(apart) >= 0.2 - 1e-12
+        bodies = sim.free_bodies()
+        momentum = (poses['ball_a'][0] @ bodies['ball_a'].linear
+                    + poses['ball_b'][0] @ bodies['ball_b'].linear)
+        assert np.abs(momentum - (1.0, 0.0, 0.0)).max() <= 1e-12
+    a = poses['ball_a'][0] @ bodies['ball_a'].linear
+    b = poses['ball_b'][0] @ bodies['ball_b'].linear
+    assert np.abs(a - ((1 - e) / 2, 0, 0)).max() <= 1e-9
+    assert np.abs(b - ((1 + e) / 2, 0, 0)).max() <= 1e-9
+
+
+def test_a_box_rests_on_two_capsules():
+    """A 2 kg box (0.5 x 0.3 x 0.1 m) laid 10 um above two capsules (r = 0.05 m, 0.2 m
+    long, lying across it on the ground): it lands on their four end spheres and rests, no
+    gap below -1e-12 m, still to 1e-9 m over 1 s; the capsules carry its weight."""
+    sim = Simulation.from_world('''
+ground: {height: 0.0, friction: 0.8}
+objects:
+  - {name: log_a, shape: {capsule: [0.05, 0.1]}, mass: 1.0,
+     pose: {xyz: [-0.15, 0, 0.05], rpy: [1.5707963267948966, 0, 0]}}
+  - {name: log_b, shape: {capsule: [0.05, 0.1]}, mass: 1.0,
+     pose: {xyz: [0.15, 0, 0.05], rpy: [1.5707963267948966, 0, 0]}}
+  - {name: board, shape: {box: [0.5, 0.3, 0.1]}, mass: 2.0, pose: {xyz: [0, 0, 0.15001]}}
+''', rate=500.0)
+    sim.step(100)
+    start = world_poses(sim)['board'][1].copy()
+    lowest = np.inf
+    for _ in range(500):
+        sim.step()
+        lowest = min(lowest, float(sim.mvi.contact_gaps.min()))
+    assert lowest >= -1e-12
+    assert np.abs(world_poses(sim)['board'][1] - start).max() <= 1e-9
+    forces = sim.contact_forces()
+    R = world_poses(sim)['board'][0]
+    on_board = sum(R @ g for other, g in zip(forces.others, forces.other_forces)
+                   if other == 'board') + sum(
+        R @ f for frame, f in zip(forces.frames, forces.forces) if frame == 'board')
+    assert np.abs(on_board - (0.0, 0.0, 2.0 * G)).max() <= 1e-9

@@ -196,11 +196,13 @@ def slip_direction(d, hint):
     return u, (np.eye(2) - np.outer(u, u)) / size
 
 
-def rebound_impulse(contact_set, modes, q1, p1, q2, p2):
+def rebound_impulse(contact_set, modes, q1, p1, q2, p2, fresh=None):
     """The restitution impulse (nQd,) [N s, N m s] at the end of a step from (q1 (nQ,),
     p1 (nQd,)) to q2 (nQ,) whose inelastic solve left the contacts in ``modes`` (k,) and
     the momentum ``p2`` (nQd,), or None when no contact with restitution struck in it
-    (open at q1, active at q2).
+    (open at q1, active at q2; or ``fresh`` (k,) bool: open at the end of the step before,
+    active now, though touching at q1, as two bodies that start in touch, one moving into
+    the other).
 
     Newton's law for the struck contacts S together: their normal velocities after it,
     N v+ with v+ = M(q2)^-1 (p2 + N^T J) and N their gap gradients at q2, are ``-e`` times
@@ -213,7 +215,10 @@ def rebound_impulse(contact_set, modes, q1, p1, q2, p2):
     if not e.any():
         return None
     gap1, normal1, _ = contact_set.kinematics(q1)
-    struck = np.flatnonzero((e > 0.0) & (modes != OPEN) & (gap1 > GAP_SLACK))
+    struck = (e > 0.0) & (modes != OPEN) & (gap1 > GAP_SLACK)
+    if fresh is not None:
+        struck |= (e > 0.0) & (modes != OPEN) & fresh
+    struck = np.flatnonzero(struck)
     if not struck.shape[0]:
         return None
     model = contact_set.model
@@ -322,6 +327,7 @@ class GeneralStep:
         k = len(self.contacts)
         self.mode = np.zeros(k, dtype=np.int64)
         self.last_mode = np.zeros(k, dtype=np.int64)
+        self.prior_mode = np.zeros(k, dtype=np.int64)   # the modes the last solve began from
         self.contact_impulse = np.zeros((k, 3))   # the last root's (gamma, beta1, beta2)
         self.normal1 = np.zeros((k, system.nQ))
         self.slip1 = np.zeros((k, 2, system.nQ))
@@ -341,7 +347,8 @@ class GeneralStep:
         struck in it (:func:`rebound_impulse`)."""
         if not self.contacts:
             return None
-        return rebound_impulse(self.contact_set, self.last_mode, self.q1, self.p1, q2, p2)
+        return rebound_impulse(self.contact_set, self.last_mode, self.q1, self.p1, q2, p2,
+                               self.prior_mode == OPEN)
 
     def forget_factors(self):
         """A restart (MidpointVI's history forgotten) drops the Newton factors and their
@@ -592,6 +599,7 @@ class GeneralStep:
             # contacts start as the last root left them; a sliding one is tried sticking
             # first (its stick impulse then says whether, and which way, it slides)
             self.mode = np.where(self.last_mode == SLIDE, STICK, self.last_mode)
+            self.prior_mode = self.last_mode.copy()    # (rebound: which ones are new)
         impulses = self.contact_impulse.copy()
         self.stopped, self.edge = set(), set()    # (_update_modes)
         iterations = 0

@@ -1025,9 +1025,11 @@ class MidpointVI:
 
         def impulse(x):
             r = general_step.rebound_impulse(g.contact_set, g.last_mode, x[0], x[1], x[2],
-                                             x[3])
+                                             x[3], fresh)
             return np.zeros(self.nd) if r is None else r
-        if general_step.rebound_impulse(g.contact_set, g.last_mode, q1, p1, q2, p2) is None:
+        fresh = g.prior_mode == general_step.OPEN
+        if general_step.rebound_impulse(g.contact_set, g.last_mode, q1, p1, q2, p2,
+                                        fresh) is None:
             return d
         args = [q1, p1, q2, p2]
         partial = []

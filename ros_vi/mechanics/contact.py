@@ -21,8 +21,8 @@ from . import kernel
 from .contact_kernel import contact_geometry
 from .frame import resolve_frame
 
-__all__ = ['ContactForces', 'ContactSet', 'SphereOnBox', 'SphereOnPlane', 'contact_hessians',
-           'contact_kinematics', 'plane_basis']
+__all__ = ['ContactForces', 'ContactSet', 'SphereOnBox', 'SphereOnCapsule', 'SphereOnPlane',
+           'contact_hessians', 'contact_kinematics', 'plane_basis', 'plane_bases']
 
 
 def plane_basis(normal):
@@ -30,12 +30,7 @@ def plane_basis(normal):
     ``t1 x t2 = n`` (t1 is the unit vector along the world axis most orthogonal to n,
     projected onto the plane)."""
     n = np.asarray(normal, dtype=float).reshape(3)
-    n = n / np.linalg.norm(n)
-    axis = np.zeros(3)
-    axis[int(np.argmin(np.abs(n)))] = 1.0
-    t1 = axis - (axis @ n) * n
-    t1 /= np.linalg.norm(t1)
-    return n, t1, np.cross(n, t1)
+    return tuple(plane_bases(n / np.linalg.norm(n))[0])
 
 
 def _finite(value, n, what):
@@ -208,6 +203,61 @@ class SphereOnBox(SphereOnPlane):
         return np.array(points), np.array(bases)
 
 
+class SphereOnCapsule(SphereOnPlane):
+    """A sphere of ``radius`` [m] (0: a point, such as a box's corner) centred at
+    ``offset`` (3,) [m] in ``frame``, that may not enter the capsule of radius
+    ``capsule_radius`` [m] around the segment of half length ``half_length`` [m] (0, the
+    default: a sphere) along the z axis of ``capsule_pose`` ((4, 4) in ``capsule_frame``,
+    default the identity), with ``friction`` and ``restitution`` as
+    :class:`SphereOnPlane`'s.
+
+    Each step holds the sphere off the capsule's tangent plane at the point of its surface
+    nearest the sphere's centre at the step's start (through c' + capsule_radius u, c' the
+    segment's point nearest the centre and u the unit vector from it to the centre), carried
+    by ``capsule_frame``.  The capsule lies behind that plane, so the true gap is never
+    smaller than the held one: nothing penetrates.  Exact while the contact point stays
+    put on the capsule (resting, sticking, head-on impacts); a sphere rolling or sliding
+    over it sees its surface to first order in the step (the plane follows it step by
+    step)."""
+
+    def __init__(self, system, frame, capsule_frame, capsule_radius, half_length=0.0,
+                 radius=0.0, offset=(0.0, 0.0, 0.0), capsule_pose=None, friction=0.0,
+                 name=None, restitution=0.0):
+        rc, h = float(capsule_radius), float(half_length)
+        if not (np.isfinite(rc) and rc > 0.0 and np.isfinite(h) and h >= 0.0):
+            raise ValueError('SphereOnCapsule %r: capsule_radius must be > 0 and half_length '
+                             '>= 0, got %r and %r' % (name, capsule_radius, half_length))
+        pose = np.eye(4) if capsule_pose is None else np.array(capsule_pose, dtype=float)
+        if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+            raise ValueError('SphereOnCapsule %r: capsule_pose must be a finite (4, 4) '
+                             'transform' % name)
+        self._capsule = (rc, h, pose)
+        # starts on the top of its upper end; each step's start chooses the point
+        super().__init__(system, frame, radius=radius, offset=offset,
+                         plane_point=pose[:3, 3] + (h + rc) * pose[:3, 2],
+                         plane_normal=pose[:3, 2], friction=friction, name=name,
+                         restitution=restitution, plane_frame=capsule_frame)
+
+    @property
+    def capsule(self):
+        """``(radius [m], half_length [m], pose (4, 4))`` of the capsule in
+        :attr:`plane_frame` (its segment along the pose's z axis)."""
+        rc, h, pose = self._capsule
+        return rc, h, pose.copy()
+
+
+def plane_bases(normals):
+    """:func:`plane_basis` of each unit normal of ``normals`` (k, 3): (k, 3, 3), rows n,
+    t1, t2."""
+    n = np.asarray(normals, dtype=float).reshape(-1, 3)
+    rows = np.arange(n.shape[0])
+    axis = np.zeros_like(n)
+    axis[rows, np.argmin(np.abs(n), axis=1)] = 1.0
+    t1 = axis - np.einsum('ki,ki->k', axis, n)[:, None] * n
+    t1 /= np.linalg.norm(t1, axis=1)[:, None]
+    return np.stack([n, t1, np.cross(n, t1)], axis=1)
+
+
 @dataclass
 class ContactForces:
     """The contacts' forces over one step, each in the axes of the frame that carries it
@@ -294,8 +344,15 @@ class ContactSet:
         self.box_pose = np.array([self.contacts[m].box[1] for m in self.boxes]
                                  ).reshape(-1, 4, 4)
         self.face = np.full(self.boxes.shape[0], 5, dtype=np.int64)
+        # the capsules (and spheres) as (radius, half length, pose) in their frames
+        self.capsules = np.array([m for m, c in enumerate(self.contacts)
+                                  if isinstance(c, SphereOnCapsule)], dtype=np.int64)
+        shapes = [self.contacts[m].capsule for m in self.capsules]
+        self.capsule_radius = np.array([c[0] for c in shapes], dtype=float)
+        self.capsule_half = np.array([c[1] for c in shapes], dtype=float)
+        self.capsule_pose = np.array([c[2] for c in shapes]).reshape(-1, 4, 4)
         self.joint_map = model.joint_map
-        if self.boxes.shape[0]:
+        if self.boxes.shape[0] or self.capsules.shape[0]:
             self.select(system.q)
 
     def __len__(self):
@@ -315,10 +372,16 @@ class ContactSet:
     def select(self, q):
         """Choose each :class:`SphereOnBox`'s face at ``q`` (nQ,): the one whose plane its
         sphere's centre is farthest outside of (the class docstring); the step holds it off
-        that plane.  Returns the chosen faces (nb,) (0..5: -x, +x, -y, +y, -z, +z)."""
-        if not self.boxes.shape[0]:
+        that plane; and each :class:`SphereOnCapsule`'s tangent plane at the capsule's
+        point nearest the sphere's centre.  Returns the chosen faces (nb,) (0..5: -x, +x,
+        -y, +y, -z, +z)."""
+        if not (self.boxes.shape[0] or self.capsules.shape[0]):
             return self.face
         R, P, _ = self._poses(q)
+        if self.capsules.shape[0]:
+            self._select_capsules(R, P)
+        if not self.boxes.shape[0]:
+            return self.face
         m = self.boxes
         f, b = self.frame[m], self.plane_frame[m]
         centre = np.einsum('kij,kj->ki', R[f], self.offset[m]) + P[f]
@@ -334,6 +397,25 @@ class ContactSet:
         self.point[m] = self.face_points[rows, self.face]
         self.basis[m] = self.face_bases[rows, self.face]
         return self.face
+
+    def _select_capsules(self, R, P):
+        """The capsules' tangent planes (SphereOnCapsule) at the poses ``R``, ``P``."""
+        m = self.capsules
+        f, b = self.frame[m], self.plane_frame[m]
+        centre = np.einsum('kij,kj->ki', R[f], self.offset[m]) + P[f]
+        local = np.einsum('kji,kj->ki', R[b], centre - P[b])     # in the capsule's frame
+        base, axis = self.capsule_pose[:, :3, 3], self.capsule_pose[:, :3, 2]
+        along = np.clip(np.einsum('ki,ki->k', local - base, axis), -self.capsule_half,
+                        self.capsule_half)
+        nearest = base + along[:, None] * axis
+        d = local - nearest
+        size = np.linalg.norm(d, axis=1)
+        # a centre on the segment itself has no direction: it keeps its last plane
+        ok = size > 0.0
+        u = d[ok] / size[ok, None]
+        rows = m[ok]
+        self.point[rows] = nearest[ok] + self.capsule_radius[ok, None] * u
+        self.basis[rows] = plane_bases(u)
 
     def _planes(self, R, P):
         """The planes at the poses ``R``, ``P`` (as :meth:`_poses`): world points (k, 3)

@@ -40,7 +40,7 @@ the initial pose, their angles on the moving chart).  A ground with ``friction``
 robots' and objects' collision spheres, boxes and capsules on it
 (:func:`ros_vi.urdf.ground_contacts`; :meth:`World.contact_ground`), and the robots and
 objects on one another (:func:`ros_vi.urdf.body_contacts`: spheres and box corners on
-boxes); without ``friction`` objects fall through the ground plane.
+boxes, spheres and capsules); without ``friction`` objects fall through the ground plane.
 """
 import copy
 import math

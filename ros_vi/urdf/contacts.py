@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from ..mechanics.contact import SphereOnBox, SphereOnPlane
+from ..mechanics.contact import SphereOnBox, SphereOnCapsule, SphereOnPlane
 from .errors import URDFError
 from .parse import parse_xml
 from .tolerance import URDFWarning
@@ -136,13 +136,13 @@ def body_contacts(system, friction=1.0, restitution=0.0):
     and objects of every imported description (``system.urdf_robots``; for a world file's,
     each robot and object hangs from the world on its own joint), and return them: every
     sphere, box corner and capsule end sphere (as :func:`ground_contacts` takes them) of
-    one against every box of another, a :class:`~ros_vi.contact.SphereOnBox` named
+    one against every box, sphere and capsule of another (a
+    :class:`~ros_vi.contact.SphereOnBox` or :class:`~ros_vi.contact.SphereOnCapsule`) named
     ``<prefix><link>_on_<other link>_<n>``, with the friction of the two surfaces (the
     smaller of their Gazebo ``mu1``/``mu2``, each defaulting to ``friction``) and
     coefficient of restitution ``restitution``.  Pairs of links both welded to the world
-    are left out; contact within one robot (self-collision) is not added.  Spheres and
-    capsules are not yet targets (a sphere meets a box, a box's corners do not meet a
-    sphere), nor are cylinders and meshes (left out as :func:`ground_contacts` leaves them)."""
+    are left out; contact within one robot (self-collision) is not added.  Cylinders and
+    meshes are neither (left out as :func:`ground_contacts` leaves them)."""
     added = []
     for robot in getattr(system, 'urdf_robots', []):
         shapes = link_geometry(robot.description, 'collision', base_dir=robot.base_dir)
@@ -155,15 +155,26 @@ def body_contacts(system, friction=1.0, restitution=0.0):
             points = _points(shape)
             if points is None:
                 continue
-            for box in shapes:
-                if (box.type != 'box' or assembly[box.link] == assembly[shape.link]
-                        or not (moves[shape.link] or moves[box.link])):
+            for target in shapes:
+                if (target.type not in ('box', 'sphere', 'capsule')
+                        or assembly[target.link] == assembly[shape.link]
+                        or not (moves[shape.link] or moves[target.link])):
                     continue
-                mu = min(surfaces.get(shape.link, friction), surfaces.get(box.link, friction))
+                mu = min(surfaces.get(shape.link, friction),
+                         surfaces.get(target.link, friction))
                 for centre, radius in points:
-                    name = '%s%s_on_%s_%d' % (robot.prefix, shape.link, box.link, len(added))
-                    added.append(SphereOnBox(system, frames[shape.link], frames[box.link],
-                                             box.size, radius=radius, offset=centre,
-                                             box_pose=box.origin, friction=mu, name=name,
-                                             restitution=restitution))
+                    name = '%s%s_on_%s_%d' % (robot.prefix, shape.link, target.link,
+                                              len(added))
+                    common = dict(radius=radius, offset=centre, friction=mu, name=name,
+                                  restitution=restitution)
+                    if target.type == 'box':
+                        added.append(SphereOnBox(system, frames[shape.link],
+                                                 frames[target.link], target.size,
+                                                 box_pose=target.origin, **common))
+                    else:
+                        half = 0.5 * float(target.length) if target.type == 'capsule' else 0.0
+                        added.append(SphereOnCapsule(system, frames[shape.link],
+                                                     frames[target.link], float(target.radius),
+                                                     half, capsule_pose=target.origin,
+                                                     **common))
     return added
