@@ -323,3 +323,25 @@ objects:
                    if other == 'board') + sum(
         R @ f for frame, f in zip(forces.frames, forces.forces) if frame == 'board')
     assert np.abs(on_board - (0.0, 0.0, 2.0 * G)).max() <= 1e-9
+
+
+def test_body_contacts_are_between_robots_and_objects_not_within_one_robot():
+    """``body_contacts``: the shipped quadruped alone (its root is its trunk) gets none, its
+    legs do not collide with its trunk; the same quadruped in a world file beside a box
+    gets its feet, trunk and thigh corners against the box and the box's corners against
+    its boxes and spheres, and nothing between its own links."""
+    from ros_vi.resources import shipped_model
+    from ros_vi.urdf import body_contacts, import_urdf_file
+    system = import_urdf_file(shipped_model('quadruped'), floating_base=True)
+    assert body_contacts(system, 0.8) == []
+    sim = Simulation.from_world('''
+ground: {height: 0.0, friction: 0.8}
+robots:
+  - {name: dog, urdf: %r, floating: true, pose: {xyz: [0, 0, 0.5]}}
+objects:
+  - {name: crate, shape: {box: [0.2, 0.2, 0.2]}, mass: 1.0, pose: {xyz: [1.0, 0, 0.1]}}
+''' % shipped_model('quadruped'), rate=500.0)
+    pairs = [c for c in sim.system.contacts if c.plane_frame is not None]
+    assert pairs
+    for c in pairs:
+        assert (c.frame.name == 'crate') != (c.plane_frame.name == 'crate'), c.name

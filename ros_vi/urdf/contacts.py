@@ -113,9 +113,11 @@ def ground_contacts(system, height=0.0, friction=1.0, restitution=0.0):
 
 
 def _assemblies(description):
-    """{link: assembly}: each link's top link below the description's root (for a world
-    file's description, whose root ``world`` carries every robot and object on its own
-    joint, the robot's or object's root link; for one robot, its root link)."""
+    """{link: assembly}: the bodies that may touch one another.  Under a root link named
+    ``world`` (a world file's description, or a URDF that welds its robots to ``world``)
+    each link's assembly is its top link below the root, the robot or object it belongs
+    to; in any other description every link is in the root's one assembly (one robot: no
+    self-collision)."""
     root = parse_xml(description, 'URDF')
     parent = {}
     for joint in root.findall('joint'):
@@ -127,14 +129,15 @@ def _assemblies(description):
         top = link
         while top in parent and parent[top] in parent:
             top = parent[top]
-        out[link] = top
+        out[link] = top if parent.get(top) == 'world' else 'the robot'
     return out
 
 
 def body_contacts(system, friction=1.0, restitution=0.0):
     """Add to ``system`` the contacts between the collision geometry of different robots
-    and objects of every imported description (``system.urdf_robots``; for a world file's,
-    each robot and object hangs from the world on its own joint), and return them: every
+    and objects of every imported description (``system.urdf_robots``): those hung from a
+    root link ``world`` on their own joints, as a world file's robots and objects are (a
+    description with another root is one robot, and gets none).  Returns them: every
     sphere, box corner and capsule end sphere (as :func:`ground_contacts` takes them) of
     one against every box, sphere and capsule of another (a
     :class:`~ros_vi.contact.SphereOnBox` or :class:`~ros_vi.contact.SphereOnCapsule`) named
