@@ -215,7 +215,9 @@ class SimProcess:
         assert_clean_exit(code, out)
         return out
 
-    def stop(self, timeout=10.0):
+    def stop(self, timeout=30.0):
+        # (30 s: in full runs on a loaded 2-core machine a paused node has twice taken over
+        # 10 s to exit after SIGINT; alone it exits at once)
         if self in RUNNING:
             RUNNING.remove(self)
         if self.proc.poll() is None:
