@@ -16,7 +16,7 @@ Scenes (dt = 1 ms, gravity 9.81 m/s^2, the closed forms of docs/contact.md):
   at 1 kHz); how far its base drifted over the run's last half (after it settled on its
   drives) [m], and the deepest any foot went below the ground [m].  ros_vi: ``Simulation`` of
   worlds/quadruped_stand.yaml (the drives inside the VI step; contacts from the URDF's
-  collision spheres, boxes and capsules, 44 of them); MuJoCo: the same URDF through
+  collision spheres, box corners and cylinder rims, 108 of them); MuJoCo: the same URDF through
   ``MjSpec`` with a free joint, a ground plane, its collision geoms against the ground only,
   the drives as ``kp (q_ref - q) - kd q'`` in ``qfrc_applied`` each step.
 
@@ -25,6 +25,11 @@ Scenes (dt = 1 ms, gravity 9.81 m/s^2, the closed forms of docs/contact.md):
   half [m] and the deepest penetration after the first 10 steps (the landing) [m].  ros_vi:
   ``Simulation`` of the world (its corners on the faces below, ``SphereOnBox``, 200
   contacts); MuJoCo: the same boxes as MJCF box geoms on free joints.
+
+* ``wheel``: a solid cylinder (r = 0.1 m, 5 cm wide, 1 kg) on its side rolling at 1 m/s
+  on the ground (mu = 0.8): its centre's largest height error |z - r| [m] and how much
+  speed it lost by the end [m/s] (rolling, it should lose none).  ros_vi: a world file's
+  cylinder object (its caps' rims on the ground); MuJoCo: an MJCF cylinder geom.
 
 ros_vi: ``SphereOnPlane`` contacts (the ball's sphere, the box's four bottom corners) held
 by MidpointVI's step (docs/contact.md).  MuJoCo: the same bodies as MJCF geoms on a plane,
@@ -324,6 +329,73 @@ def stack_rows(seconds):
     return rows
 
 
+# ---------------------------------------------------------------------- the wheel
+WHEEL_R, WHEEL_LENGTH, WHEEL_SPEED = 0.1, 0.05, 1.0
+WHEEL_WORLD = """
+gravity: [0, 0, -9.81]
+ground: {height: 0.0, friction: 0.8}
+objects:
+  - {name: wheel, shape: {cylinder: [%r, %r]}, mass: 1.0,
+     pose: {xyz: [0, 0, %r], rpy: [1.5707963267948966, 0, 0]},
+     twist: {linear: [%r, 0, 0], angular: [0, %r, 0]}}
+""" % (WHEEL_R, WHEEL_LENGTH, WHEEL_R, WHEEL_SPEED, WHEEL_SPEED / WHEEL_R)
+
+
+def run_ros_vi_wheel(steps):
+    """The rolling wheel at 1 kHz: its centre (steps, 3) [m] and µs per step."""
+    from ros_vi.simulation import Simulation
+    sim = Simulation.from_world(WHEEL_WORLD, rate=1.0 / DT)
+    axes = [sim.system.get_config('wheel' + axis).index for axis in ('_x', '_y', '_z')]
+    out = np.empty((steps, 3))
+    start = time.perf_counter()
+    for k in range(steps):
+        sim.step()
+        out[k] = sim.mvi.q2[axes]
+    # the free joint's translation is along the initial pose's axes (x, z, -y)
+    out[:, 1], out[:, 2] = -out[:, 2], out[:, 1] + WHEEL_R
+    return out, (time.perf_counter() - start) / steps * 1e6
+
+
+def run_mujoco_wheel(integrator, steps):
+    """The same wheel as an MJCF cylinder geom on a free joint on a plane, mu 0.8."""
+    inertia = (1.0 / 12 * (3 * WHEEL_R ** 2 + WHEEL_LENGTH ** 2),) * 2 + (0.5 * WHEEL_R ** 2,)
+    xml = ('<mujoco><option timestep="%g" gravity="0 0 %g" integrator="%s"/><worldbody>'
+           '<geom type="plane" size="10 10 0.1" friction="0.8 0.005 0.0001"/>'
+           '<body pos="0 0 %r" euler="90 0 0"><freejoint/><inertial pos="0 0 0" mass="1" '
+           'diaginertia="%r %r %r"/><geom type="cylinder" size="%r %r" '
+           'friction="0.8 0.005 0.0001"/></body></worldbody></mujoco>'
+           % (DT, -G, integrator, WHEEL_R, *inertia, WHEEL_R, WHEEL_LENGTH / 2))
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    # (a free joint's angular velocity is in the body's axes: its z is the world's -y)
+    data.qvel[:] = (WHEEL_SPEED, 0, 0, 0, 0, -WHEEL_SPEED / WHEEL_R)
+    out = np.empty((steps, 3))
+    start = time.perf_counter()
+    for k in range(steps):
+        mujoco.mj_step(model, data)
+        out[k] = data.qpos[:3]
+    return out, (time.perf_counter() - start) / steps * 1e6
+
+
+def wheel_rows(seconds):
+    """The wheel's rows: the centre's largest height error |z - r| and its speed at the
+    end against the 1 m/s it rolls at (no loss without rolling resistance)."""
+    steps = int(round(seconds / DT))
+    runs = [run_ros_vi_wheel(steps)]
+    for integrator in ('Euler', 'RK4'):
+        runs.append(run_mujoco_wheel(integrator, steps) if mujoco is not None else None)
+    rows = []
+    for title, measure in (
+            ('wheel rolling at 1 m/s: height error [m]',
+             lambda x: '%.1e' % float(np.abs(x[:, 2] - WHEEL_R).max())),
+            ('wheel rolling at 1 m/s: speed lost at the end [m/s]',
+             lambda x: '%.1e' % float(abs((x[-1, 0] - x[-2, 0]) / DT - WHEEL_SPEED)))):
+        cells = [measure(run[0]) if run is not None else 'not installed' for run in runs]
+        times = [run[1] if run is not None else np.nan for run in runs]
+        rows.append((title, cells, times))
+    return rows
+
+
 # ---------------------------------------------------------------------- measures
 def ball_measure(x):
     rest = x[len(x) // 2:, 2]
@@ -378,7 +450,8 @@ def main(argv=None):
         print('| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f |'
               % (title, row[0], row[1], row[2], t_ours, times[0], times[1],
                  t_ours / times[0], t_ours / times[1]))
-    for title, cells, times in quadruped_rows(args.seconds) + stack_rows(args.seconds):
+    for title, cells, times in (quadruped_rows(args.seconds) + stack_rows(args.seconds)
+                                + wheel_rows(args.seconds)):
         print('| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f |'
               % (title, cells[0], cells[1], cells[2], times[0], times[1], times[2],
                  times[0] / times[1], times[0] / times[2]))

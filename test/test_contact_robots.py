@@ -68,15 +68,16 @@ def test_the_quadruped_stands_on_its_feet_for_ten_seconds():
 
 
 def test_a_contact_set_evaluates_every_contact_as_the_contacts_say():
-    """The stacked evaluation the step uses (one pass over all 44 contacts of the
-    quadruped: feet, the trunk's and thighs' box corners) against each contact evaluated
-    on its own, at a random configuration."""
+    """The stacked evaluation the step uses (one pass over all 108 contacts of the
+    quadruped: feet, the trunk's and thighs' box corners, the hips' and calves' cylinder
+    rims and rim points) against each contact evaluated on its own, at a random
+    configuration."""
     sim = standing_quadruped()
     system = sim.system
     contacts = ContactSet(system)
     q = np.random.default_rng(2).normal(size=system.nQ)
     gap, normal, slip = contacts.kinematics(q)
-    assert len(contacts) == 44
+    assert len(contacts) == 108
     for m, contact in enumerate(system.contacts):
         g, n, t = contact_kinematics(system, q, [contact])
         assert abs(gap[m] - g[0]) <= 1e-15

@@ -38,7 +38,7 @@ def add_ground_argument(parser):
     parser.add_argument('--ground', nargs='+', type=float, metavar='HEIGHT MU [E]',
                         action=_GroundAction, default=None,
                         help='a ground plane z = HEIGHT [m] with Coulomb friction MU on which '
-                             'the collision spheres, boxes and capsules rest, and the '
+                             'the collision shapes rest, and the '
                              'coefficient of restitution E of their impacts (default 0: '
                              'inelastic); a world file gives its own')
 

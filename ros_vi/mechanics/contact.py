@@ -16,13 +16,25 @@ allows (maximum dissipation).  docs/contact.md has the conditions and the method
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.spatial
 
 from . import kernel
 from .contact_kernel import contact_geometry
 from .frame import resolve_frame
 
-__all__ = ['ContactForces', 'ContactSet', 'SphereOnBox', 'SphereOnCapsule', 'SphereOnPlane',
+__all__ = ['ContactForces', 'ContactSet', 'SphereOnBox', 'SphereOnCapsule', 'SphereOnCylinder',
+           'SphereOnHull', 'SphereOnPlane', 'RIM_FLAT',
            'contact_hessians', 'contact_kinematics', 'plane_basis', 'plane_bases']
+
+
+# a rim whose plane's normal has a part perpendicular to its axis below this at a step's
+# start (the cap parallel to the plane to within this angle [rad]) touches through one
+# material point through the step, the one nearest the plane there (or its last): no rim
+# point is then nearer the plane than it by more than 2 rim_radius RIM_FLAT [m] (and with
+# the three points ground_contacts puts on the rim, none nearer than theirs by more than
+# rim_radius RIM_FLAT / 2).  Above it the touching point is found anew at every
+# evaluation; below, its direction would be rounding noise.
+RIM_FLAT = 1e-8
 
 
 def plane_basis(normal):
@@ -43,6 +55,15 @@ def _finite(value, n, what):
     return v
 
 
+def _pose(value, what):
+    """``value`` (None: the identity) as a finite (4, 4) transform, or ValueError naming
+    ``what``."""
+    pose = np.eye(4) if value is None else np.array(value, dtype=float)
+    if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+        raise ValueError('%s must be a finite (4, 4) transform' % what)
+    return pose
+
+
 class SphereOnPlane:
     """A sphere of ``radius`` [m] (0: a point) centred at ``offset`` (3,) [m] in ``frame``,
     that may not pass through the plane through ``plane_point`` (3,) [m] with normal
@@ -54,6 +75,18 @@ class SphereOnPlane:
     the sphere strikes the plane ends with it leaving at ``restitution`` times the normal
     speed it came in with: docs/contact.md).
 
+    With ``rim = (axis (3,), rim_radius [m])`` the touching side is instead the circle of
+    that radius about ``offset`` (its centre) perpendicular to ``axis`` (in ``frame``):
+    a cylinder's cap edge (``radius`` is then 0).  It touches the plane at its point
+    nearest to it, ``x = offset - rim_radius u`` with u the unit part of the plane's
+    normal (in ``frame``) perpendicular to the axis, found anew at every configuration
+    the step evaluates, so its gap ``n . (c - p) - rim_radius |n_perp|`` is exact and
+    smooth (a cylinder rolls on it with no step error); by the envelope theorem its
+    gradient is that of the material point at x.  Where the cap is parallel to the plane
+    at a step's start (``|n_perp|`` below :data:`RIM_FLAT`) every rim point is about
+    equally near, and the step holds the one nearest there (a cylinder standing on its cap
+    rests on points of the rim: :func:`ros_vi.urdf.ground_contacts` adds three).
+
     The gap ``phi(q) = n . (c(q) - p(q)) - radius`` [m] (``c`` the sphere's centre, ``p``
     the plane's point, ``n`` its normal, in the world at q); the contact point is
     ``x = c - radius n``, where the body slips relative to the plane with ``T^T (J_x - J_x')
@@ -64,7 +97,7 @@ class SphereOnPlane:
 
     def __init__(self, system, frame, radius=0.0, offset=(0.0, 0.0, 0.0),
                  plane_point=(0.0, 0.0, 0.0), plane_normal=(0.0, 0.0, 1.0), friction=0.0,
-                 name=None, restitution=0.0, plane_frame=None):
+                 name=None, restitution=0.0, plane_frame=None, rim=None):
         self._system = system
         kind = type(self).__name__
         self._frame = resolve_frame(system, frame, kind + ' frame')
@@ -80,6 +113,15 @@ class SphereOnPlane:
                              % (name, radius))
         self._radius = r
         self._offset = _finite(offset, 3, 'SphereOnPlane %r: offset' % name)
+        self._rim = None
+        if rim is not None:
+            axis, rho = rim
+            axis = _finite(axis, 3, '%s %r: rim axis' % (kind, name))
+            rho = float(rho)
+            if not (np.any(axis != 0.0) and np.isfinite(rho) and rho > 0.0 and r == 0.0):
+                raise ValueError('%s %r: rim must be (a non-zero axis, a radius > 0) with '
+                                 'radius 0, got %r and radius %r' % (kind, name, rim, radius))
+            self._rim = (axis / np.linalg.norm(axis), rho)
         self._point = _finite(plane_point, 3, 'SphereOnPlane %r: plane_point' % name)
         normal = _finite(plane_normal, 3, 'SphereOnPlane %r: plane_normal' % name)
         if not np.any(normal != 0.0):
@@ -108,8 +150,15 @@ class SphereOnPlane:
 
     @property
     def offset(self):
-        """The sphere's centre (3,) [m] in :attr:`frame`."""
+        """The sphere's centre (3,) [m] in :attr:`frame` (with a :attr:`rim`: the
+        circle's)."""
         return self._offset.copy()
+
+    @property
+    def rim(self):
+        """``(axis (3,) unit, rim_radius [m])`` of a circle touching side in :attr:`frame`,
+        or None (a sphere)."""
+        return None if self._rim is None else (self._rim[0].copy(), self._rim[1])
 
     @property
     def plane_frame(self):
@@ -166,28 +215,28 @@ class SphereOnBox(SphereOnPlane):
     vertex-face model, docs/contact.md)."""
 
     def __init__(self, system, frame, box_frame, size, radius=0.0, offset=(0.0, 0.0, 0.0),
-                 box_pose=None, friction=0.0, name=None, restitution=0.0):
+                 box_pose=None, friction=0.0, name=None, restitution=0.0, rim=None):
         size = _finite(size, 3, 'SphereOnBox %r: size' % name)
         if not np.all(size > 0.0):
             raise ValueError('SphereOnBox %r: size must be 3 lengths > 0, got %r'
                              % (name, tuple(size)))
-        pose = np.eye(4) if box_pose is None else np.array(box_pose, dtype=float)
-        if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
-            raise ValueError('SphereOnBox %r: box_pose must be a finite (4, 4) transform'
-                             % name)
+        pose = _pose(box_pose, 'SphereOnBox %r: box_pose' % name)
         self._half = 0.5 * size
         self._box_pose = pose
         # starts on the top face (+z of the box); each step's start chooses the face
         super().__init__(system, frame, radius=radius, offset=offset,
                          plane_point=pose[:3, :3] @ (self._half * [0, 0, 1]) + pose[:3, 3],
                          plane_normal=pose[:3, 2], friction=friction, name=name,
-                         restitution=restitution, plane_frame=box_frame)
+                         restitution=restitution, plane_frame=box_frame, rim=rim)
 
     @property
     def box(self):
         """``(size (3,) [m], pose (4, 4))``: the box's edge lengths and its pose in
         :attr:`plane_frame`."""
         return 2.0 * self._half, self._box_pose.copy()
+
+    # the face a step starts from before any has been chosen: the top (+z)
+    face = 5
 
     def faces(self):
         """The box's six faces as planes in :attr:`plane_frame`: ``(points (6, 3),
@@ -201,6 +250,47 @@ class SphereOnBox(SphereOnPlane):
                 points.append(p + self._half[axis] * n)
                 bases.append(np.array(plane_basis(n)))
         return np.array(points), np.array(bases)
+
+
+class SphereOnHull(SphereOnPlane):
+    """A sphere of ``radius`` [m] (0: a point) centred at ``offset`` (3,) [m] in ``frame``
+    (or a circle: ``rim``, as :class:`SphereOnPlane`'s), that may not enter the convex hull
+    of ``vertices`` (n, 3) [m] carried by ``hull_frame`` at ``hull_pose`` ((4, 4) in it,
+    default the identity), such as a collision mesh; ``friction`` and ``restitution`` as
+    :class:`SphereOnPlane`'s.
+
+    As :class:`SphereOnBox` (which is the hull of a box's corners): the hull is held by one
+    of its faces at a time, the one whose plane the sphere's centre is farthest outside of,
+    chosen at each step's start.  Exact for points resting or sliding on a face; an edge
+    crossing an edge is not seen."""
+
+    def __init__(self, system, frame, hull_frame, vertices, radius=0.0,
+                 offset=(0.0, 0.0, 0.0), hull_pose=None, friction=0.0, name=None,
+                 restitution=0.0, rim=None):
+        v = np.asarray(vertices, dtype=float)
+        if v.ndim != 2 or v.shape[1] != 3 or not np.all(np.isfinite(v)):
+            raise ValueError('SphereOnHull %r: vertices must be finite (n, 3) [m]' % name)
+        pose = _pose(hull_pose, 'SphereOnHull %r: hull_pose' % name)
+        try:
+            hull = scipy.spatial.ConvexHull(v)
+        except scipy.spatial.QhullError:
+            raise ValueError('SphereOnHull %r: the vertices span no volume (a flat or '
+                             'degenerate hull)' % name) from None
+        # facets as (outward unit normal, offset) in the pose's axes, into plane_frame's
+        # (qhull's triangles: coplanar ones repeat a plane, which changes no choice)
+        normals = hull.equations[:, :3] @ pose[:3, :3].T
+        points = v[hull.simplices[:, 0]] @ pose[:3, :3].T + pose[:3, 3]
+        self._faces = (points, plane_bases(normals))
+        self.face = int(np.argmax(normals[:, 2]))
+        super().__init__(system, frame, radius=radius, offset=offset,
+                         plane_point=points[self.face], plane_normal=normals[self.face],
+                         friction=friction, name=name, restitution=restitution,
+                         plane_frame=hull_frame, rim=rim)
+
+    def faces(self):
+        """The hull's faces as planes in :attr:`plane_frame`: ``(points (F, 3), bases (F,
+        3, 3))`` (rows n, t1, t2 of :func:`plane_basis`, n outward)."""
+        return self._faces[0].copy(), self._faces[1].copy()
 
 
 class SphereOnCapsule(SphereOnPlane):
@@ -222,27 +312,63 @@ class SphereOnCapsule(SphereOnPlane):
 
     def __init__(self, system, frame, capsule_frame, capsule_radius, half_length=0.0,
                  radius=0.0, offset=(0.0, 0.0, 0.0), capsule_pose=None, friction=0.0,
-                 name=None, restitution=0.0):
+                 name=None, restitution=0.0, rim=None):
         rc, h = float(capsule_radius), float(half_length)
         if not (np.isfinite(rc) and rc > 0.0 and np.isfinite(h) and h >= 0.0):
             raise ValueError('SphereOnCapsule %r: capsule_radius must be > 0 and half_length '
                              '>= 0, got %r and %r' % (name, capsule_radius, half_length))
-        pose = np.eye(4) if capsule_pose is None else np.array(capsule_pose, dtype=float)
-        if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
-            raise ValueError('SphereOnCapsule %r: capsule_pose must be a finite (4, 4) '
-                             'transform' % name)
+        pose = _pose(capsule_pose, 'SphereOnCapsule %r: capsule_pose' % name)
         self._capsule = (rc, h, pose)
         # starts on the top of its upper end; each step's start chooses the point
         super().__init__(system, frame, radius=radius, offset=offset,
                          plane_point=pose[:3, 3] + (h + rc) * pose[:3, 2],
                          plane_normal=pose[:3, 2], friction=friction, name=name,
-                         restitution=restitution, plane_frame=capsule_frame)
+                         restitution=restitution, plane_frame=capsule_frame, rim=rim)
 
     @property
     def capsule(self):
         """``(radius [m], half_length [m], pose (4, 4))`` of the capsule in
         :attr:`plane_frame` (its segment along the pose's z axis)."""
         rc, h, pose = self._capsule
+        return rc, h, pose.copy()
+
+
+class SphereOnCylinder(SphereOnPlane):
+    """A sphere of ``radius`` [m] (0: a point, such as a box's corner) centred at
+    ``offset`` (3,) [m] in ``frame`` (or a circle: ``rim``, as :class:`SphereOnPlane`'s),
+    that may not enter the solid cylinder of radius ``cylinder_radius`` [m] and half length
+    ``half_length`` [m] about the z axis of ``cylinder_pose`` ((4, 4) in ``cylinder_frame``,
+    default the identity), with ``friction`` and ``restitution`` as
+    :class:`SphereOnPlane`'s.
+
+    As :class:`SphereOnCapsule`: each step holds the sphere off a plane through the
+    cylinder's surface point nearest the sphere's centre at the step's start, with the
+    normal from that point to the centre (the side, a cap, or the edge between them); the
+    cylinder lies behind that plane (it is convex), so nothing penetrates.  A centre inside
+    the cylinder is held off the face (side or cap) it is nearest to.  Exact while the
+    contact point stays put on the cylinder; first order in the step for one moving over
+    it."""
+
+    def __init__(self, system, frame, cylinder_frame, cylinder_radius, half_length,
+                 radius=0.0, offset=(0.0, 0.0, 0.0), cylinder_pose=None, friction=0.0,
+                 name=None, restitution=0.0, rim=None):
+        rc, h = float(cylinder_radius), float(half_length)
+        if not (np.isfinite(rc) and rc > 0.0 and np.isfinite(h) and h > 0.0):
+            raise ValueError('SphereOnCylinder %r: cylinder_radius and half_length must be '
+                             '> 0, got %r and %r' % (name, cylinder_radius, half_length))
+        pose = _pose(cylinder_pose, 'SphereOnCylinder %r: cylinder_pose' % name)
+        self._cylinder = (rc, h, pose)
+        # starts on its upper cap; each step's start chooses the plane
+        super().__init__(system, frame, radius=radius, offset=offset,
+                         plane_point=pose[:3, 3] + h * pose[:3, 2],
+                         plane_normal=pose[:3, 2], friction=friction, name=name,
+                         restitution=restitution, plane_frame=cylinder_frame, rim=rim)
+
+    @property
+    def cylinder(self):
+        """``(radius [m], half_length [m], pose (4, 4))`` of the cylinder in
+        :attr:`plane_frame` (its axis the pose's z axis)."""
+        rc, h, pose = self._cylinder
         return rc, h, pose.copy()
 
 
@@ -333,17 +459,22 @@ class ContactSet:
         anc = np.vstack([model.frame_anc.astype(float), np.zeros((1, model.nt))])
         self.moves = anc[self.frame] - anc[self.plane_frame]
         self.carried = np.flatnonzero(self.plane_frame >= 0)   # planes on bodies
-        # the boxes' faces (nb, 6, 3) and (nb, 6, 3, 3), and each one's chosen face (nb,)
+        # the boxes' and hulls' faces (nb, F, 3) and (nb, F, 3, 3) (F the most any has;
+        # the others' padded with faces no centre is ever outside of), and each one's
+        # chosen face (nb,)
         self.boxes = np.array([m for m, c in enumerate(self.contacts)
-                               if isinstance(c, SphereOnBox)], dtype=np.int64)
+                               if isinstance(c, (SphereOnBox, SphereOnHull))], dtype=np.int64)
         faces = [self.contacts[m].faces() for m in self.boxes]
-        self.face_points = np.array([f[0] for f in faces]).reshape(-1, 6, 3)
-        self.face_bases = np.array([f[1] for f in faces]).reshape(-1, 6, 3, 3)
-        self.box_half = np.array([self.contacts[m].box[0] / 2 for m in self.boxes]
-                                 ).reshape(-1, 3)
-        self.box_pose = np.array([self.contacts[m].box[1] for m in self.boxes]
-                                 ).reshape(-1, 4, 4)
-        self.face = np.full(self.boxes.shape[0], 5, dtype=np.int64)
+        most = max([f[0].shape[0] for f in faces], default=0)
+        self.face_points = np.zeros((len(faces), most, 3))
+        self.face_bases = np.zeros((len(faces), most, 3, 3))
+        self.face_height = np.full((len(faces), most), np.inf)   # n . p of each face
+        for j, (points, bases) in enumerate(faces):
+            nf = points.shape[0]
+            self.face_points[j, :nf] = points
+            self.face_bases[j, :nf] = bases
+            self.face_height[j, :nf] = np.einsum('fi,fi->f', bases[:, 0], points)
+        self.face = np.array([self.contacts[m].face for m in self.boxes], dtype=np.int64)
         # the capsules (and spheres) as (radius, half length, pose) in their frames
         self.capsules = np.array([m for m, c in enumerate(self.contacts)
                                   if isinstance(c, SphereOnCapsule)], dtype=np.int64)
@@ -351,9 +482,28 @@ class ContactSet:
         self.capsule_radius = np.array([c[0] for c in shapes], dtype=float)
         self.capsule_half = np.array([c[1] for c in shapes], dtype=float)
         self.capsule_pose = np.array([c[2] for c in shapes]).reshape(-1, 4, 4)
+        # the cylinders as targets, likewise
+        self.cylinders = np.array([m for m, c in enumerate(self.contacts)
+                                   if isinstance(c, SphereOnCylinder)], dtype=np.int64)
+        shapes = [self.contacts[m].cylinder for m in self.cylinders]
+        self.cylinder_radius = np.array([c[0] for c in shapes], dtype=float)
+        self.cylinder_half = np.array([c[1] for c in shapes], dtype=float)
+        self.cylinder_pose = np.array([c[2] for c in shapes]).reshape(-1, 4, 4)
+        # rims (circles touching planes): their centres, axes and radii in their frames;
+        # ``offset`` holds each one's touching point, placed at every evaluation
+        self.rims = np.array([m for m, c in enumerate(self.contacts) if c.rim is not None],
+                             dtype=np.int64)
+        self.rim_centre = self.offset[self.rims].copy()
+        self.rim_axis = np.array([self.contacts[m].rim[0] for m in self.rims]).reshape(-1, 3)
+        self.rim_radius = np.array([self.contacts[m].rim[1] for m in self.rims], dtype=float)
+        # the rims whose touching point a step holds (RIM_FLAT: chosen by select)
+        self.rim_held = np.zeros(self.rims.shape[0], dtype=bool)
+        if self.rims.shape[0]:
+            # a first touching point: along the rim's first tangent
+            start = plane_bases(self.rim_axis)[:, 1]
+            self.offset[self.rims] = self.rim_centre + self.rim_radius[:, None] * start
         self.joint_map = model.joint_map
-        if self.boxes.shape[0] or self.capsules.shape[0]:
-            self.select(system.q)
+        self.select(system.q)
 
     def __len__(self):
         return len(self.contacts)
@@ -370,40 +520,44 @@ class ContactSet:
                 S)
 
     def select(self, q):
-        """Choose each :class:`SphereOnBox`'s face at ``q`` (nQ,): the one whose plane its
-        sphere's centre is farthest outside of (the class docstring); the step holds it off
-        that plane; and each :class:`SphereOnCapsule`'s tangent plane at the capsule's
-        point nearest the sphere's centre.  Returns the chosen faces (nb,) (0..5: -x, +x,
-        -y, +y, -z, +z)."""
-        if not (self.boxes.shape[0] or self.capsules.shape[0]):
+        """Choose each :class:`SphereOnBox`'s and :class:`SphereOnHull`'s face at ``q``
+        (nQ,): the one whose plane its sphere's centre is farthest outside of (the class
+        docstring); the step holds it off that plane; and each :class:`SphereOnCapsule`'s
+        and :class:`SphereOnCylinder`'s plane through the surface point nearest the
+        sphere's centre.  Returns the chosen faces (nb,) (for a box 0..5: -x, +x, -y, +y,
+        -z, +z; for a hull the index of :meth:`SphereOnHull.faces`)."""
+        if not (self.boxes.shape[0] or self.capsules.shape[0] or self.cylinders.shape[0]
+                or self.rims.shape[0]):
             return self.face
         R, P, _ = self._poses(q)
         if self.capsules.shape[0]:
             self._select_capsules(R, P)
-        if not self.boxes.shape[0]:
-            return self.face
+        if self.cylinders.shape[0]:
+            self._select_cylinders(R, P)
+        if self.boxes.shape[0]:
+            self._select_faces(R, P)
+        if self.rims.shape[0]:
+            # each rim's touching point at q, and whether the step holds it
+            self.rim_held[:] = False
+            self.rim_held[:] = ~self._place_rims(R, P)
+        return self.face
+
+    def _select_faces(self, R, P):
+        """The boxes' and hulls' faces at the poses ``R``, ``P``."""
         m = self.boxes
-        f, b = self.frame[m], self.plane_frame[m]
-        centre = np.einsum('kij,kj->ki', R[f], self.offset[m]) + P[f]
-        # the centre in the box's axes: through the plane frame, then the box's pose
-        local = np.einsum('kji,kj->ki', R[b], centre - P[b])
-        box = np.einsum('kji,kj->ki', self.box_pose[:, :3, :3],
-                        local - self.box_pose[:, :3, 3])
-        outside = np.abs(box) - self.box_half
-        axis = np.argmax(outside, axis=1)
-        positive = box[np.arange(m.shape[0]), axis] >= 0.0
-        self.face = 2 * axis + positive
+        _, local = self._centres(m, R, P)
+        # how far the centre is outside each face's plane (in the plane frame)
+        outside = (np.einsum('kfi,ki->kf', self.face_bases[:, :, 0], local)
+                   - self.face_height)
+        self.face = np.argmax(outside, axis=1)
         rows = np.arange(m.shape[0])
         self.point[m] = self.face_points[rows, self.face]
         self.basis[m] = self.face_bases[rows, self.face]
-        return self.face
 
     def _select_capsules(self, R, P):
         """The capsules' tangent planes (SphereOnCapsule) at the poses ``R``, ``P``."""
         m = self.capsules
-        f, b = self.frame[m], self.plane_frame[m]
-        centre = np.einsum('kij,kj->ki', R[f], self.offset[m]) + P[f]
-        local = np.einsum('kji,kj->ki', R[b], centre - P[b])     # in the capsule's frame
+        _, local = self._centres(m, R, P)       # in the capsule's frame
         base, axis = self.capsule_pose[:, :3, 3], self.capsule_pose[:, :3, 2]
         along = np.clip(np.einsum('ki,ki->k', local - base, axis), -self.capsule_half,
                         self.capsule_half)
@@ -416,6 +570,65 @@ class ContactSet:
         rows = m[ok]
         self.point[rows] = nearest[ok] + self.capsule_radius[ok, None] * u
         self.basis[rows] = plane_bases(u)
+
+    def _centres(self, m, R, P):
+        """The world centres (len(m), 3) of contacts ``m`` (their touching points for rims)
+        and the same in their planes' frames, at the poses ``R``, ``P``."""
+        f, b = self.frame[m], self.plane_frame[m]
+        centre = np.einsum('kij,kj->ki', R[f], self.offset[m]) + P[f]
+        return centre, np.einsum('kji,kj->ki', R[b], centre - P[b])
+
+    def _select_cylinders(self, R, P):
+        """The cylinders' planes (SphereOnCylinder) at the poses ``R``, ``P``: through the
+        surface point nearest each centre, normal towards it; a centre inside holds to the
+        face (side or cap) it is nearest to."""
+        m = self.cylinders
+        _, local = self._centres(m, R, P)
+        pose = self.cylinder_pose
+        rc, h = self.cylinder_radius, self.cylinder_half
+        # the centre in the cylinder's axes
+        c = np.einsum('kji,kj->ki', pose[:, :3, :3], local - pose[:, :3, 3])
+        rho = np.hypot(c[:, 0], c[:, 1])
+        radial = np.zeros_like(c)
+        ok = rho > 0.0
+        radial[ok, :2] = c[ok, :2] / rho[ok, None]
+        z = np.clip(c[:, 2], -h, h)
+        inside = (rho <= rc) & (np.abs(c[:, 2]) <= h)
+        nearest = radial * np.minimum(rho, rc)[:, None]
+        nearest[:, 2] = z
+        d = c - nearest
+        size = np.linalg.norm(d, axis=1)
+        normal = np.zeros_like(c)
+        outside = ~inside & (size > 0.0)
+        normal[outside] = d[outside] / size[outside, None]
+        # inside: the side when it is nearer than the cap (and the centre is off the axis)
+        side = inside & (rc - rho < h - np.abs(c[:, 2])) & ok
+        cap = inside & ~side
+        normal[side] = radial[side]
+        nearest[side] = rc[side, None] * radial[side] + np.outer(c[side, 2], [0, 0, 1.0])
+        normal[cap, 2] = np.where(c[cap, 2] >= 0.0, 1.0, -1.0)
+        nearest[cap] = c[cap] * [1.0, 1.0, 0.0] + h[cap, None] * normal[cap]
+        R0, p0 = pose[:, :3, :3], pose[:, :3, 3]
+        self.point[m] = np.einsum('kij,kj->ki', R0, nearest) + p0
+        self.basis[m] = plane_bases(np.einsum('kij,kj->ki', R0, normal))
+
+    def _place_rims(self, R, P):
+        """Each rim's touching point (into :attr:`offset`) at the poses ``R``, ``P``: its
+        point nearest to its plane (:class:`SphereOnPlane`), except for those the step
+        holds (:attr:`rim_held`) and those whose cap is parallel to the plane
+        (:data:`RIM_FLAT`), which keep theirs.  Returns which ones moved (nr,)."""
+        m = self.rims
+        f, b = self.frame[m], self.plane_frame[m]
+        # the plane's normal in the world, then in the rim's frame
+        n = np.einsum('kij,kj->ki', R[b], self.basis[m, 0])
+        n = np.einsum('kji,kj->ki', R[f], n)
+        a = self.rim_axis
+        perp = n - np.einsum('ki,ki->k', n, a)[:, None] * a
+        size = np.linalg.norm(perp, axis=1)
+        ok = (size > RIM_FLAT) & ~self.rim_held
+        self.offset[m[ok]] = (self.rim_centre[ok]
+                              - (self.rim_radius[ok] / size[ok])[:, None] * perp[ok])
+        return ok
 
     def _planes(self, R, P):
         """The planes at the poses ``R``, ``P`` (as :meth:`_poses`): world points (k, 3)
@@ -432,6 +645,8 @@ class ContactSet:
         if not k:
             return np.zeros(0), np.zeros((0, nq)), np.zeros((0, 2, nq))
         R, P, S = self._poses(q)
+        if self.rims.shape[0]:
+            self._place_rims(R, P)
         # a coordinate with unit twist (w, v) moves a material point p at w x p + v: the
         # sphere's centre's rate and the material point's at the contact point x = c - r n;
         # the plane's body's material points there move likewise, with the opposite sign
@@ -460,6 +675,8 @@ class ContactSet:
         else:
             R, P, _ = self._poses(q)
             _, basis = self._planes(R, P)
+        if self.rims.shape[0]:
+            self._place_rims(R, P)
         world = np.einsum('ka,kai->ki', impulses, basis) / float(dt)
         x = (np.einsum('kij,kj->ki', R[self.frame], self.offset) + P[self.frame]
              - self.radius[:, None] * self._planes(R, P)[1][:, 0])
@@ -475,14 +692,17 @@ class ContactSet:
                              out[1][0], -out[1][1])
 
     def points(self, q):
-        """Per contact whose plane is fixed in the world, at ``q`` (nQ,): ``(m, chain, w,
+        """Per sphere contact whose plane is fixed in the world, at ``q`` (nQ,): ``(m, chain, w,
         v, centre, x, n, t1, t2)`` with ``m`` its index, ``chain`` the joint coordinates
         that move its frame (shallow to deep), ``w``, ``v`` (len(chain), 3) their unit
         spatial twists, the sphere's centre, the contact point x = centre - radius n and
         the plane's basis."""
         R, P, S = self._poses(q)
+        if self.rims.shape[0]:
+            self._place_rims(R, P)
+        rims = set(self.rims.tolist())
         for m, c in enumerate(self.contacts):
-            if self.plane_frame[m] >= 0:
+            if self.plane_frame[m] >= 0 or m in rims:
                 continue
             f = self.frame[m]
             centre = R[f] @ self.offset[m] + P[f]
@@ -522,11 +742,12 @@ class ContactSet:
             for a, t in enumerate((t1, t2)):
                 H[np.ix_(chain, chain)] = Dx @ t
                 dslip[m, a] = E.T @ H @ E
-        if self.carried.shape[0]:
-            # between two bodies: fourth-order central differences of the exact Jacobians
-            # (the faces held as chosen)
+        c = np.union1d(self.carried, self.rims)
+        if c.shape[0]:
+            # between two bodies, and for rims (whose touching point moves on them):
+            # fourth-order central differences of the exact Jacobians (the faces held as
+            # chosen)
             q = np.asarray(q, dtype=float)
-            c = self.carried
             for j in range(model.nq):
                 h = self.HESSIAN_DIFFERENCE_STEP * max(1.0, abs(q[j]))
                 for offset, weight in ((-2.0, 1.0), (-1.0, -8.0), (1.0, 8.0), (2.0, -1.0)):

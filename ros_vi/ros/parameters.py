@@ -206,7 +206,7 @@ class SimulatorParameters(RobotParameters):
                                          'with every state', boolean)
     ground: list = param([], 'height [m], Coulomb friction coefficient and (optional) '
                              'coefficient of restitution of a ground plane z = height that '
-                             'the robot\'s collision spheres, boxes and capsules rest on '
+                             'the robot\'s collision shapes rest on '
                              '(docs/contact.md); empty: none (a world_file gives its own)',
                          numbers())
     publish_contacts: bool = param(True, 'with contacts: publish each contact-carrying '

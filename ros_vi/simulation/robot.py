@@ -153,11 +153,13 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
       default (:func:`joint_interfaces`);
     * ``drive_gains`` {joint: (kp, kd)};
     * ``trajectory_joints`` (default every joint with a position interface);
-    * ``ground`` ``(height [m], friction[, restitution])``: a ground plane z = height whose
-      contacts with the collision spheres, boxes and capsules the step holds
+    * ``ground`` ``(height [m], friction[, restitution[, pairs]])``: a ground plane z =
+      height whose contacts with the collision shapes the step holds
       (:func:`ros_vi.urdf.ground_contacts`); contact is then on between the robots and
       objects too (a world file's; :func:`ros_vi.urdf.body_contacts`, with the ground's
-      friction for surfaces without their own and its restitution).
+      friction for surfaces without their own and its restitution); ``pairs`` a list of
+      :class:`ros_vi.urdf.contacts.ContactPair` rules (a world file's ``contacts``) that
+      set friction and restitution per pair of links, or switch a pair's contacts off.
 
     Raises :class:`~ros_vi.urdf.URDFError` (prefixed with ``where``) for a description the
     importer refuses, :class:`OptionError` naming the option for the rest.
@@ -185,6 +187,13 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
     contact_warnings = ()
     if ground is not None:
         from ..urdf import body_contacts, ground_contacts
+        from ..urdf.contacts import check_pairs
+        if len(ground) > 3:
+            try:
+                check_pairs(system, ground[3])
+            except ValueError as err:
+                raise OptionError('ground', '%s%s' % ('' if where is None else where + ': ',
+                                                      err)) from None
         with warnings.catch_warnings(record=True) as caught:   # reported with the quirks
             warnings.simplefilter('always', URDFWarning)
             ground_contacts(system, *ground)

@@ -27,6 +27,13 @@ A world file is YAML with one schema::
         twist: {linear: [0, 0, 0], angular: [0, 0, 0]}   # world frame [m/s, rad/s]
         rgba: [0.8, 0.3, 0.2, 1]
         friction: 0.5                  # optional: its surface's mu (Gazebo's mu1/mu2)
+    contacts:                          # optional rules per pair (a contact ground needed)
+      - between: [box, arm/gripper]    # two of: a robot's or object's name (all its links),
+                                       # a robot's link (prefixed) or ground
+        friction: 1.2                  # mu of their contacts (default: the smaller of
+                                       # the two surfaces')
+        restitution: 0.5               # e (default: the ground's)
+        enabled: true                  # false: they pass through each other
 
 :func:`load_world` reads and checks it (every error names the file and the entry, e.g.
 ``objects[1].shape``) into a :class:`World`, whose :meth:`World.urdf` is one URDF
@@ -37,10 +44,10 @@ simulates a URDF (``Simulation``, the node, ``ros-vi simulate``/``view``/``info`
 the recorders) therefore simulates a world, with the objects' and floating bases'
 configs those of free joints (``ros_vi.mechanics.free``; their translation along the axes of
 the initial pose, their angles on the moving chart).  A ground with ``friction`` holds the
-robots' and objects' collision spheres, boxes and capsules on it
-(:func:`ros_vi.urdf.ground_contacts`; :meth:`World.contact_ground`), and the robots and
-objects on one another (:func:`ros_vi.urdf.body_contacts`: spheres and box corners on
-boxes, spheres and capsules); without ``friction`` objects fall through the ground plane.
+robots' and objects' collision shapes on it (:func:`ros_vi.urdf.ground_contacts`;
+:meth:`World.contact_ground`), and the robots and objects on one another
+(:func:`ros_vi.urdf.body_contacts`), with the ``contacts`` rules' friction and restitution
+per pair; without ``friction`` objects fall through the ground plane.
 """
 import copy
 import math
@@ -108,6 +115,7 @@ class World:
     robots: list = field(default_factory=list)
     objects: list = field(default_factory=list)
     where: str = 'world'
+    contact_pairs: list = field(default_factory=list)   # ros_vi.urdf.contacts.ContactPair
 
     def urdf(self):
         """The whole scene as one URDF description (module doc)."""
@@ -161,6 +169,9 @@ class World:
         (the ``ground`` keyword of :func:`ros_vi.simulation.setup_robot`), else None."""
         if self.ground is None or self.ground_friction is None:
             return None
+        if self.contact_pairs:
+            return (self.ground, self.ground_friction, self.ground_restitution,
+                    list(self.contact_pairs))
         return (self.ground, self.ground_friction, self.ground_restitution)
 
     def setup_options(self):
@@ -222,7 +233,7 @@ def load_world(source):
     except yaml.YAMLError as exc:
         raise WorldError('%s: not YAML: %s' % (where, str(exc).splitlines()[0])) from None
     data = {} if data is None else data
-    _keys(data, ('gravity', 'ground', 'robots', 'objects'), where, '')
+    _keys(data, ('gravity', 'ground', 'robots', 'objects', 'contacts'), where, '')
     gravity = _numbers(data.get('gravity', (0.0, 0.0, -9.81)), 3, where, 'gravity')
     ground = data.get('ground', None)
     if ground is not None and ground is not False:
@@ -263,7 +274,51 @@ def load_world(source):
                              % (where, k, obj.name))
         names.add(obj.name)
         world.objects.append(obj)
+    for k, entry in enumerate(_list(data.get('contacts', []), where, 'contacts')):
+        world.contact_pairs.append(_contact_pair(world, entry, where, 'contacts[%d]' % k))
     return world
+
+
+def _contact_pair(world, entry, where, path):
+    """A ``contacts`` entry as a :class:`~ros_vi.urdf.contacts.ContactPair`."""
+    from ..urdf.contacts import GROUND, ContactPair
+    _keys(entry, ('between', 'friction', 'restitution', 'enabled'), where, path)
+    if world.contact_ground() is None:
+        raise WorldError('%s: %s: contacts need a contact ground (ground: {friction: ...})'
+                         % (where, path))
+    between = entry.get('between')
+    if not (isinstance(between, list) and len(between) == 2
+            and all(isinstance(n, str) for n in between)):
+        raise WorldError('%s: %s.between must be two names, got %r' % (where, path, between))
+    robots = {r.name: r for r in world.robots}
+    objects = {o.name for o in world.objects}
+    sides = []
+    for name in between:
+        if name == GROUND or name in objects:
+            sides.append((name,))
+        elif name in robots and robots[name].prefix.endswith('/'):
+            sides.append((robots[name].prefix,))
+        elif any(r.prefix and name.startswith(r.prefix) for r in world.robots):
+            sides.append((name,))       # a robot's link (checked when it is imported)
+        else:
+            raise WorldError('%s: %s.between: %r is no robot (with a prefix ending in /), '
+                             'object, robot link or %s' % (where, path, name, GROUND))
+    friction = restitution = None
+    if 'friction' in entry:
+        friction = float(_numbers([entry['friction']], 1, where, path + '.friction')[0])
+        if friction < 0:
+            raise WorldError('%s: %s.friction must be >= 0, got %g' % (where, path, friction))
+    if 'restitution' in entry:
+        restitution = float(_numbers([entry['restitution']], 1, where,
+                                     path + '.restitution')[0])
+        if not 0.0 <= restitution <= 1.0:
+            raise WorldError('%s: %s.restitution must be in [0, 1], got %g'
+                             % (where, path, restitution))
+    enabled = entry.get('enabled', True)
+    if not isinstance(enabled, bool):
+        raise WorldError('%s: %s.enabled must be true or false, got %r'
+                         % (where, path, enabled))
+    return ContactPair(sides[0], sides[1], friction, restitution, enabled)
 
 
 def _keys(entry, allowed, where, path):

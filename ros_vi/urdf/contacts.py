@@ -2,9 +2,12 @@
 
 A ``<collision>`` shape touches a plane at its points nearest to it: a sphere at one point of
 its surface (one :class:`~ros_vi.contact.SphereOnPlane` of its radius at its centre), a box
-at its corners (eight points), a capsule at one of its two end spheres (two spheres).  Each
-is exact: the shape cannot pass the plane anywhere if these cannot.  Cylinders and meshes
-are not in contact yet (a warning names them).
+at its corners (eight points), a capsule at one of its two end spheres (two spheres), a
+cylinder on the edges of its caps (two rims, each touching at its point nearest the plane,
+and three points on each rim it stands on), a mesh at the vertices of its convex hull (its
+collision shape is that hull, as in MuJoCo and Gazebo).  Each is exact: the shape cannot
+pass the plane anywhere if these cannot.  A mesh whose file cannot be read has none (a
+warning names it).
 
 Friction: a link's Gazebo surface coefficients ``<gazebo reference="link"><mu1>``/``<mu2>``
 (:func:`surface_friction`) meet the ground's as Gazebo combines two surfaces, the smaller
@@ -14,16 +17,76 @@ of the two; a link without them takes the ground's.  The cone is round: with ``m
 import itertools
 import math
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
+import scipy.spatial
 
-from ..mechanics.contact import SphereOnBox, SphereOnCapsule, SphereOnPlane
+from ..mechanics.contact import (SphereOnBox, SphereOnCapsule, SphereOnCylinder,
+                                 SphereOnHull, SphereOnPlane)
 from .errors import URDFError
 from .parse import parse_xml
 from .tolerance import URDFWarning
 from .shapes import link_geometry
 
-__all__ = ['body_contacts', 'ground_contacts', 'surface_friction']
+__all__ = ['ContactPair', 'GROUND', 'body_contacts', 'check_pairs', 'ground_contacts',
+           'surface_friction']
+
+
+#: the name the ground plane goes by in a :class:`ContactPair`
+GROUND = 'ground'
+
+
+@dataclass(frozen=True)
+class ContactPair:
+    """A rule for the contacts between two sets of links (a world file's ``contacts``
+    entry): ``first``, ``second`` tuples of link names (as in the simulated description,
+    prefixed), prefixes ending in ``/`` (every link of a robot) or :data:`GROUND`; the
+    contacts between a link of one and a link of the other take ``friction`` (mu >= 0)
+    and ``restitution`` (in [0, 1]) where given (None: the surfaces' own), or none at all
+    with ``enabled`` False.  Later rules win over earlier ones, field by field."""
+    first: tuple
+    second: tuple
+    friction: float = None
+    restitution: float = None
+    enabled: bool = True
+
+    @staticmethod
+    def _has(names, link):
+        return any(link == n or (n.endswith('/') and link.startswith(n)) for n in names)
+
+    def matches(self, a, b):
+        """True if this rule is about links ``a`` and ``b`` (either order; GROUND for the
+        ground)."""
+        return ((self._has(self.first, a) and self._has(self.second, b))
+                or (self._has(self.first, b) and self._has(self.second, a)))
+
+
+def _pair_rule(pairs, a, b, friction, restitution):
+    """``(enabled, friction, restitution)`` of the contacts between links ``a`` and ``b``
+    (GROUND for the ground): the surfaces' ``friction`` and ``restitution`` as overridden
+    by the rules of ``pairs`` that match."""
+    enabled = True
+    for rule in pairs or ():
+        if rule.matches(a, b):
+            enabled = rule.enabled
+            friction = friction if rule.friction is None else rule.friction
+            restitution = restitution if rule.restitution is None else rule.restitution
+    return enabled, friction, restitution
+
+
+def check_pairs(system, pairs):
+    """ValueError naming a link of a rule in ``pairs`` that no imported description of
+    ``system`` has (prefixes and GROUND are not checked)."""
+    links = set()
+    for robot in getattr(system, 'urdf_robots', []):
+        root = parse_xml(robot.description, 'URDF')
+        links.update(robot.prefix + l.get('name') for l in root.findall('link'))
+    for k, rule in enumerate(pairs or ()):
+        for name in rule.first + rule.second:
+            if name != GROUND and not name.endswith('/') and name not in links:
+                raise ValueError('contacts[%d]: no link %r (links: %s)'
+                                 % (k, name, ', '.join(sorted(links))))
 
 
 def surface_friction(urdf_text):
@@ -59,32 +122,68 @@ def surface_friction(urdf_text):
     return out
 
 
+# points on each cap's rim of a cylinder, besides the rim itself: a cylinder standing on
+# a cap rests on them (on its rim alone it would balance on one point)
+CAP_POINTS = 3
+
+
 def _points(shape):
-    """``[(centre (3,) in the link frame, radius)]`` standing for ``shape`` against a plane,
-    or None for a shape without them."""
+    """``[(centre (3,) in the link frame, radius, rim)]`` standing for ``shape`` against a
+    plane (``rim``: None, or a cap edge's ``(axis, radius)`` as SphereOnPlane takes it), or
+    None for a shape without them."""
     T = shape.origin
     if shape.type == 'sphere':
-        return [(T[:3, 3].copy(), float(shape.radius))]
+        return [(T[:3, 3].copy(), float(shape.radius), None)]
     if shape.type == 'box':
         half = 0.5 * np.asarray(shape.size, dtype=float)
-        return [(T[:3, :3] @ (half * np.array(s)) + T[:3, 3], 0.0)
+        return [(T[:3, :3] @ (half * np.array(s)) + T[:3, 3], 0.0, None)
                 for s in itertools.product((-1.0, 1.0), repeat=3)]
     if shape.type == 'capsule':
         axis = T[:3, 2] * (0.5 * float(shape.length))
-        return [(T[:3, 3] + axis, float(shape.radius)), (T[:3, 3] - axis, float(shape.radius))]
+        return [(T[:3, 3] + axis, float(shape.radius), None),
+                (T[:3, 3] - axis, float(shape.radius), None)]
+    if shape.type == 'cylinder':
+        # each cap's edge (exact against a plane, tilted or rolling) and CAP_POINTS points
+        # on it (standing on the cap)
+        r, axis = float(shape.radius), T[:3, 2]
+        out = []
+        for sign in (1.0, -1.0):
+            centre = T[:3, 3] + sign * 0.5 * float(shape.length) * axis
+            out.append((centre, 0.0, (axis.copy(), r)))
+            for k in range(CAP_POINTS):
+                angle = 2.0 * math.pi * k / CAP_POINTS
+                out.append((centre + r * (math.cos(angle) * T[:3, 0]
+                                          + math.sin(angle) * T[:3, 1]), 0.0, None))
+        return out
+    if shape.type == 'mesh':
+        # the vertices of the mesh's convex hull: its collision shape is that hull
+        mesh = shape.triangles() if shape.path is not None else None
+        if mesh is None:
+            return None
+        return [(v, 0.0, None) for v in hull_vertices(mesh[0])]
     return None
 
 
-def ground_contacts(system, height=0.0, friction=1.0, restitution=0.0):
+def hull_vertices(vertices):
+    """The vertices (h, 3) of the convex hull of ``vertices`` (n, 3) [m] (all distinct
+    ones of a flat or degenerate set)."""
+    v = np.unique(np.asarray(vertices, dtype=float).reshape(-1, 3), axis=0)
+    try:
+        return v[scipy.spatial.ConvexHull(v).vertices]
+    except scipy.spatial.QhullError:
+        return v        # flat (or fewer than 4 points): every vertex may touch
+
+
+def ground_contacts(system, height=0.0, friction=1.0, restitution=0.0, pairs=None):
     """Add to ``system`` the contacts of every imported robot's (``system.urdf_robots``)
-    collision spheres, boxes and capsules with the ground plane z = ``height`` [m], with
+    collision shapes (module doc) with the ground plane z = ``height`` [m], with
     Coulomb friction ``friction`` (the ground's; a link with Gazebo ``mu1``/``mu2`` gets the
     smaller of its own and the ground's: :func:`surface_friction`) and coefficient of
-    restitution ``restitution`` (0: inelastic); returns them (list of
-    SphereOnPlane, named
-    ``<prefix><link>_ground_<n>``).  Links welded to the world are left out (they cannot
-    move onto the ground); a cylinder or mesh shape is left out with a URDFWarning naming
-    it (not in contact yet)."""
+    restitution ``restitution`` (0: inelastic), both as the rules of ``pairs`` (a list of
+    :class:`ContactPair`, the ground named :data:`GROUND`) set them for a link; returns
+    them (list of SphereOnPlane, named ``<prefix><link>_ground_<n>``).  Links welded to
+    the world are left out (they cannot move onto the ground); a mesh whose file cannot be
+    read is left out with a URDFWarning naming it."""
     added = []
     skipped = []
     for robot in getattr(system, 'urdf_robots', []):
@@ -98,17 +197,17 @@ def ground_contacts(system, height=0.0, friction=1.0, restitution=0.0):
             if points is None:
                 skipped.append('%s%s (%s)' % (robot.prefix, shape.link, shape.type))
                 continue
-            mu = min(friction, surfaces.get(shape.link, friction))
-            for centre, radius in points:
+            on, mu, e = _pair_rule(pairs, robot.prefix + shape.link, GROUND,
+                                   min(friction, surfaces.get(shape.link, friction)),
+                                   restitution)
+            for centre, radius, rim in points if on else ():
                 name = '%s%s_ground_%d' % (robot.prefix, shape.link, len(added))
                 added.append(SphereOnPlane(system, frame, radius=radius, offset=centre,
                                            plane_point=(0.0, 0.0, float(height)),
-                                           friction=mu, name=name,
-                                           restitution=restitution))
+                                           friction=mu, name=name, restitution=e, rim=rim))
     if skipped:
-        warnings.warn('ground contact: collision shapes of %s are not in contact yet '
-                      '(spheres, boxes and capsules are)' % ', '.join(skipped), URDFWarning,
-                      stacklevel=2)
+        warnings.warn('ground contact: the collision meshes of %s cannot be read, so they '
+                      'touch nothing' % ', '.join(skipped), URDFWarning, stacklevel=2)
     return added
 
 
@@ -133,19 +232,22 @@ def _assemblies(description):
     return out
 
 
-def body_contacts(system, friction=1.0, restitution=0.0):
+def body_contacts(system, friction=1.0, restitution=0.0, pairs=None):
     """Add to ``system`` the contacts between the collision geometry of different robots
     and objects of every imported description (``system.urdf_robots``): those hung from a
     root link ``world`` on their own joints, as a world file's robots and objects are (a
     description with another root is one robot, and gets none).  Returns them: every
-    sphere, box corner and capsule end sphere (as :func:`ground_contacts` takes them) of
-    one against every box, sphere and capsule of another (a
-    :class:`~ros_vi.contact.SphereOnBox` or :class:`~ros_vi.contact.SphereOnCapsule`) named
-    ``<prefix><link>_on_<other link>_<n>``, with the friction of the two surfaces (the
-    smaller of their Gazebo ``mu1``/``mu2``, each defaulting to ``friction``) and
-    coefficient of restitution ``restitution``.  Pairs of links both welded to the world
-    are left out; contact within one robot (self-collision) is not added.  Cylinders and
-    meshes are neither (left out as :func:`ground_contacts` leaves them)."""
+    sphere, box corner, capsule end sphere, cylinder rim point and mesh hull vertex (as
+    :func:`ground_contacts` takes them; a cylinder's rims against boxes and meshes only,
+    whose faces are flat) of one against every box, sphere, capsule, cylinder and mesh (its
+    convex hull) of another (a :class:`~ros_vi.contact.SphereOnBox`,
+    :class:`~ros_vi.contact.SphereOnCapsule`, :class:`~ros_vi.contact.SphereOnCylinder` or
+    :class:`~ros_vi.contact.SphereOnHull`) named ``<prefix><link>_on_<other link>_<n>``,
+    with the friction of the two surfaces (the smaller of their Gazebo ``mu1``/``mu2``,
+    each defaulting to ``friction``) and coefficient of restitution ``restitution``, or as
+    the rules of ``pairs`` (a list of :class:`ContactPair`) set them for two links.  Pairs
+    of links both welded to the world are left out; contact within one robot
+    (self-collision) is not added.  A mesh that cannot be read, or is flat, is no target."""
     added = []
     for robot in getattr(system, 'urdf_robots', []):
         shapes = link_geometry(robot.description, 'collision', base_dir=robot.base_dir)
@@ -154,26 +256,50 @@ def body_contacts(system, friction=1.0, restitution=0.0):
         frames = {s.link: robot.link_frame(s.link) for s in shapes}
         moves = {link: bool(system.model.frame_anc[system.frames.index(f)].any())
                  for link, f in frames.items()}
+        # a mesh as a target is its convex hull (None: unreadable, or flat)
+        hulls = {}
+        for target in shapes:
+            if target.type == 'mesh':
+                points = _points(target)
+                v = None if points is None else np.array([p for p, _, _ in points])
+                flat = v is None or np.linalg.matrix_rank(v - v.mean(axis=0)) < 3
+                hulls[id(target)] = None if flat else v
         for shape in shapes:
             points = _points(shape)
             if points is None:
                 continue
             for target in shapes:
-                if (target.type not in ('box', 'sphere', 'capsule')
+                if (target.type not in ('box', 'sphere', 'capsule', 'cylinder', 'mesh')
+                        or hulls.get(id(target), 0) is None
                         or assembly[target.link] == assembly[shape.link]
                         or not (moves[shape.link] or moves[target.link])):
                     continue
-                mu = min(surfaces.get(shape.link, friction),
-                         surfaces.get(target.link, friction))
-                for centre, radius in points:
+                on, mu, e = _pair_rule(pairs, robot.prefix + shape.link,
+                                       robot.prefix + target.link,
+                                       min(surfaces.get(shape.link, friction),
+                                           surfaces.get(target.link, friction)),
+                                       restitution)
+                for centre, radius, rim in points if on else ():
+                    if rim is not None and target.type not in ('box', 'mesh'):
+                        continue    # a rim's nearest point is to a flat face's plane
                     name = '%s%s_on_%s_%d' % (robot.prefix, shape.link, target.link,
                                               len(added))
                     common = dict(radius=radius, offset=centre, friction=mu, name=name,
-                                  restitution=restitution)
+                                  restitution=e, rim=rim)
                     if target.type == 'box':
                         added.append(SphereOnBox(system, frames[shape.link],
                                                  frames[target.link], target.size,
                                                  box_pose=target.origin, **common))
+                    elif target.type == 'mesh':
+                        added.append(SphereOnHull(system, frames[shape.link],
+                                                  frames[target.link], hulls[id(target)],
+                                                  **common))
+                    elif target.type == 'cylinder':
+                        added.append(SphereOnCylinder(system, frames[shape.link],
+                                                      frames[target.link],
+                                                      float(target.radius),
+                                                      0.5 * float(target.length),
+                                                      cylinder_pose=target.origin, **common))
                     else:
                         half = 0.5 * float(target.length) if target.type == 'capsule' else 0.0
                         added.append(SphereOnCapsule(system, frames[shape.link],
