@@ -19,7 +19,7 @@ import numpy as np
 import scipy.spatial
 
 from . import kernel
-from .contact_kernel import contact_geometry
+from .contact_kernel import contact_geometry, place_rims
 from .frame import resolve_frame
 
 __all__ = ['ContactForces', 'ContactSet', 'SphereOnBox', 'SphereOnCapsule', 'SphereOnCylinder',
@@ -616,19 +616,11 @@ class ContactSet:
         """Each rim's touching point (into :attr:`offset`) at the poses ``R``, ``P``: its
         point nearest to its plane (:class:`SphereOnPlane`), except for those the step
         holds (:attr:`rim_held`) and those whose cap is parallel to the plane
-        (:data:`RIM_FLAT`), which keep theirs.  Returns which ones moved (nr,)."""
-        m = self.rims
-        f, b = self.frame[m], self.plane_frame[m]
-        # the plane's normal in the world, then in the rim's frame
-        n = np.einsum('kij,kj->ki', R[b], self.basis[m, 0])
-        n = np.einsum('kji,kj->ki', R[f], n)
-        a = self.rim_axis
-        perp = n - np.einsum('ki,ki->k', n, a)[:, None] * a
-        size = np.linalg.norm(perp, axis=1)
-        ok = (size > RIM_FLAT) & ~self.rim_held
-        self.offset[m[ok]] = (self.rim_centre[ok]
-                              - (self.rim_radius[ok] / size[ok])[:, None] * perp[ok])
-        return ok
+        (:data:`RIM_FLAT`), which keep theirs; compiled (``contact_kernel.place_rims``).
+        Returns which ones moved (nr,)."""
+        return place_rims(R, self.frame, self.plane_frame, self.basis, self.rims,
+                          self.rim_centre, self.rim_axis, self.rim_radius, self.rim_held,
+                          RIM_FLAT, self.offset)
 
     def _planes(self, R, P):
         """The planes at the poses ``R``, ``P`` (as :meth:`_poses`): world points (k, 3)

@@ -70,3 +70,45 @@ def contact_geometry(R, P, S, frame, plane_frame, offset, radius, point, basis, 
             slip[m, 0, t] = s * (axes[1, 0] * dx0 + axes[1, 1] * dx1 + axes[1, 2] * dx2)
             slip[m, 1, t] = s * (axes[2, 0] * dx0 + axes[2, 1] * dx1 + axes[2, 2] * dx2)
     return gap, normal, slip
+
+
+@njit(cache=True)
+def place_rims(R, frame, plane_frame, basis, rims, centre, axis, rim_radius, held, flat,
+               offset):
+    """Move each rim's touching point into ``offset`` (k, 3) [m, in its frame]: for rim j,
+    contact ``rims[j]`` with centre ``centre[j]`` (3,) and unit ``axis[j]`` (3,) in its
+    frame and radius ``rim_radius[j]`` [m], the rim's point nearest its plane (normal
+    ``basis[m, 0]`` in the plane's frame), ``centre - rim_radius u`` with u the unit part
+    of the normal perpendicular to the axis; unless ``held[j]`` or that part's length is at
+    most ``flat`` (the cap parallel to the plane): those keep theirs.  ``R`` (nf + 1, 3, 3)
+    the world rotations with the world's identity last (index -1).  Returns which moved
+    (nr,)."""
+    nr = rims.shape[0]
+    moved = np.zeros(nr, dtype=np.bool_)
+    nw = np.zeros(3)
+    nl = np.zeros(3)
+    for j in range(nr):
+        if held[j]:
+            continue
+        m = rims[j]
+        f, b = frame[m], plane_frame[m]
+        for i in range(3):
+            nw[i] = 0.0
+            for k in range(3):
+                nw[i] += R[b, i, k] * basis[m, 0, k]
+        along = 0.0
+        for i in range(3):
+            nl[i] = 0.0
+            for k in range(3):
+                nl[i] += R[f, k, i] * nw[k]
+            along += nl[i] * axis[j, i]
+        size = 0.0
+        for i in range(3):
+            nl[i] -= along * axis[j, i]
+            size += nl[i] * nl[i]
+        size = np.sqrt(size)
+        if size > flat:
+            for i in range(3):
+                offset[m, i] = centre[j, i] - rim_radius[j] / size * nl[i]
+            moved[j] = True
+    return moved
