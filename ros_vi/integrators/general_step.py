@@ -33,7 +33,8 @@ from ..mechanics.contact import ContactSet
 from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, COMPLIANCE, CONE_SLACK, CONTACT_TOLERANCE,
                      GAP_SLACK, LIMIT_SLACK, MAX_BACKOFF, MAX_BACKTRACKS, OPEN, REUSE_DT, ROUNDING,
                      SLIDE, SLIDE_GROUP, SLIP_FLOOR, SLIP_REST, SLIP_SCALE, STAGNATION,
-                     STAGNATION_FACTOR, STALLED, STALL_ACCEPT, STICK, extrapolation_order)
+                     STAGNATION_FACTOR, STALLED, STALL_ACCEPT, STICK, WAKE_GAP,
+                     extrapolation_order)
 
 _DGESV, _DGETRF, _DGETRS = scipy.linalg.get_lapack_funcs(('gesv', 'getrf', 'getrs'),
                                                          (np.zeros((1, 1)),))
@@ -211,13 +212,15 @@ def rebound_impulse(contact_set, modes, q1, p1, q2, p2, fresh=None):
     already leaving faster gets none).  Normal only: friction does not act in the
     rebound.  A smooth function of (q1, p1, q2, p2) while S and the contacts J holds are
     the same (MidpointVI differentiates the step through it)."""
-    e = np.array([c.restitution for c in contact_set.contacts])
+    active = np.flatnonzero(modes != OPEN)
+    e = np.zeros(modes.shape[0])
+    e[active] = [contact_set.contacts[m].restitution for m in active]
     if not e.any():
         return None
     gap1, normal1, _ = contact_set.kinematics(q1)
-    struck = (e > 0.0) & (modes != OPEN) & (gap1 > GAP_SLACK)
+    struck = (e > 0.0) & (gap1 > GAP_SLACK)
     if fresh is not None:
-        struck |= (e > 0.0) & (modes != OPEN) & fresh
+        struck |= (e > 0.0) & fresh
     struck = np.flatnonzero(struck)
     if not struck.shape[0]:
         return None
@@ -251,9 +254,8 @@ def border_contacts(A, row, contacts, modes, normal1, normal2, slip1, lam, delta
     rows are A's first nd."""
     nd = delta.shape[0]
     j = 0
-    for m, c in enumerate(contacts):
-        if modes[m] == OPEN:
-            continue
+    for m in np.flatnonzero(modes != OPEN):
+        c = contacts[m]
         n1, T1 = normal1[m, :nd], slip1[m, :, :nd]
         A[:nd, row] = -n1
         A[row, :nd] = normal2[m, :nd]
@@ -333,6 +335,10 @@ class GeneralStep:
         self.slip1 = np.zeros((k, 2, system.nQ))
         self.gap1 = np.zeros(k)
         self.gap2 = np.zeros(k)
+        self.normal2 = np.zeros((k, system.nQ))
+        # the broad phase: the contacts a solve evaluates (:meth:`_wake`); the others are
+        # open and far from their planes, and only the roots check them
+        self.awake = np.arange(k)
         # the sliding contacts of the last root that do not slip: held at the cone's edge
         self.last_edge = np.zeros(0, dtype=np.int64)
         self.slide_hint = np.zeros((k, 2))        # slip direction a slide starts from
@@ -481,9 +487,9 @@ class GeneralStep:
         """``(m, contact, mode, normal (nd,), slip (2, nd))`` of each active contact, in
         order: its index, mode and force directions at q1 (dynamic columns)."""
         nd = self.system.nQd
-        for m, c in enumerate(self.contacts):
-            if self.mode[m] != OPEN:
-                yield m, c, self.mode[m], self.normal1[m, :nd], self.slip1[m, :, :nd]
+        for m in np.flatnonzero(self.mode != OPEN):
+            yield (m, self.contacts[m], self.mode[m], self.normal1[m, :nd],
+                   self.slip1[m, :, :nd])
 
     def _contact_terms(self, delta, lam):
         """The active contacts' generalized impulse (nd,) for their multipliers ``lam``
@@ -494,7 +500,8 @@ class GeneralStep:
         s = self.system
         nd = s.nQd
         q2 = self.q1 + delta
-        self.gap2, self.normal2, _ = self.contact_set.kinematics(q2)
+        awake = self.awake
+        self.gap2[awake], self.normal2[awake], _ = self.contact_set.kinematics(q2, awake)
         impulse = np.zeros(nd)
         rows = []
         j = 0
@@ -600,6 +607,8 @@ class GeneralStep:
             # first (its stick impulse then says whether, and which way, it slides)
             self.mode = np.where(self.last_mode == SLIDE, STICK, self.last_mode)
             self.prior_mode = self.last_mode.copy()    # (rebound: which ones are new)
+        if self.contacts:
+            self._wake(q2)
         impulses = self.contact_impulse.copy()
         self.stopped, self.edge = set(), set()    # (_update_modes)
         iterations = 0
@@ -633,6 +642,8 @@ class GeneralStep:
                     self.fixed[i] = up
                     changed = True
             impulses = self._impulses(delta, lam2[nc:])
+            if self.contacts:
+                self._check_dormant(q)
             if frozen is None:
                 changed = self._update_modes(delta, impulses, tolerance) or changed
             if not changed:
@@ -651,14 +662,39 @@ class GeneralStep:
                            'their bounds and contacts sticking, sliding or open after %d '
                            'solves' % solves, iterations)
 
+    def _wake(self, q2):
+        """The broad phase: the contacts the solve from the guess ``q2`` (nQ,) evaluates
+        (:attr:`awake`): the active ones and those whose gap at the step's start, or its
+        first-order prediction at the guess, is below :data:`WAKE_GAP`.  The others are
+        open throughout, and only :meth:`_check_dormant` sees them."""
+        gap = self.gap1 + self.normal1 @ (q2 - self.q1)
+        self.awake = np.flatnonzero((self.mode != OPEN) | (self.gap1 < WAKE_GAP)
+                                    | (gap < WAKE_GAP))
+        self.gap2[:] = np.inf
+
+    def _check_dormant(self, q2):
+        """At a root ``q2`` (nQ,): every contact outside :attr:`awake` evaluated once (its
+        gap into :attr:`gap2`); those past their planes join it (and the mode update makes
+        them active)."""
+        k = len(self.contacts)
+        if self.awake.shape[0] == k:
+            return
+        dormant = np.ones(k, dtype=bool)
+        dormant[self.awake] = False
+        dormant = np.flatnonzero(dormant)
+        self.gap2[dormant] = self.contact_set.kinematics(q2, dormant)[0]
+        hit = dormant[self.gap2[dormant] < -GAP_SLACK]
+        if hit.shape[0]:
+            self.awake = np.union1d(self.awake, hit)
+
     def _multipliers(self, impulses):
         """The active contacts' multipliers (the Newton start) for their impulses (k, 3)
         (gamma, beta1, beta2): -gamma and -beta sticking, -gamma sliding."""
         out = []
-        for m, mode in enumerate(self.mode):
-            if mode == STICK:
+        for m in np.flatnonzero(self.mode != OPEN):
+            if self.mode[m] == STICK:
                 out.extend(-impulses[m])
-            elif mode == SLIDE:
+            else:
                 out.append(-impulses[m, 0])
         return np.array(out)
 
@@ -668,7 +704,8 @@ class GeneralStep:
         nd = self.system.nQd
         out = np.zeros((len(self.contacts), 3))
         j = 0
-        for m, c in enumerate(self.contacts):
+        for m in np.flatnonzero(self.mode != OPEN):
+            c = self.contacts[m]
             if self.mode[m] == STICK:
                 out[m] = -lam[j:j + 3]
                 j += 3
@@ -693,21 +730,19 @@ class GeneralStep:
         nd = self.system.nQd
         gamma, beta = impulses[:, 0], impulses[:, 1:]
         mode = self.mode
-        close = [m for m in range(mode.shape[0])
-                 if mode[m] == OPEN and self.gap2[m] < -GAP_SLACK]
-        if close:
+        close = (mode == OPEN) & (self.gap2 < -GAP_SLACK)
+        if close.any():
             mode[close] = STICK
             return True
         slide, excess = [], []
-        for m, c in enumerate(self.contacts):
-            if mode[m] == STICK:
-                # (a pull with friction is judged once the friction is right: slide first)
-                size = np.hypot(beta[m, 0], beta[m, 1])
-                bound = c.friction * max(gamma[m], 0.0)
-                if size > bound * (1.0 + CONE_SLACK) + tolerance:
-                    slide.append(m)
-                    excess.append(size / bound if bound > 0.0 else np.inf)
-                    self.slide_hint[m] = -beta[m] / size
+        for m in np.flatnonzero(mode == STICK):
+            # (a pull with friction is judged once the friction is right: slide first)
+            size = np.hypot(beta[m, 0], beta[m, 1])
+            bound = self.contacts[m].friction * max(gamma[m], 0.0)
+            if size > bound * (1.0 + CONE_SLACK) + tolerance:
+                slide.append(m)
+                excess.append(size / bound if bound > 0.0 else np.inf)
+                self.slide_hint[m] = -beta[m] / size
         if slide:
             # the worst first (SLIDE_GROUP): the others' friction may be the stick trial's
             worst = max(excess)
@@ -717,9 +752,7 @@ class GeneralStep:
             self.edge.update(m for m in slide if m in self.stopped)
             return True
         changed = False
-        for m in range(mode.shape[0]):
-            if mode[m] == OPEN:
-                continue
+        for m in np.flatnonzero(mode != OPEN):
             if gamma[m] < -tolerance:
                 mode[m] = OPEN
                 changed = True

@@ -67,6 +67,11 @@ SLIP_REST = 1e-13
 # ground under that one too, but only the box on top should slide
 SLIDE_GROUP = 0.5
 OPEN, STICK, SLIDE = 0, 1, 2      # contact modes
+# the broad phase [m]: a step's solve evaluates the contacts that are active, or whose gap
+# at its start or predicted at its guess is below this; the others only at its roots
+# (one evaluation each), where one found past its plane joins the solve (exact either way:
+# this only sets how often that re-solve is needed)
+WAKE_GAP = 0.01
 # [m/(N s)]: a contact row holds gap = COMPLIANCE gamma and slip = -COMPLIANCE beta, which
 # makes the impulses of a body on more points than it has freedoms unique (the least-norm
 # ones); at a resting box's impulses (1e-2 N s) that is 1e-15 m, below the rounding of q

@@ -630,15 +630,24 @@ class ContactSet:
         basis = np.einsum('kij,kaj->kai', R[b], self.basis)
         return point, basis
 
-    def kinematics(self, q):
+    def kinematics(self, q, rows=None):
         """``(gap (k,) [m], normal (k, nQ), slip (k, 2, nQ))`` at ``q`` (nQ,): as
-        :func:`contact_kinematics` (with the boxes' faces :meth:`select` last chose)."""
+        :func:`contact_kinematics` (with the boxes' faces :meth:`select` last chose), of
+        every contact or of those of ``rows`` (an index array: then (len(rows),) and so
+        on, in its order)."""
         k, nq = len(self.contacts), self.model.nq
-        if not k:
+        if not k or (rows is not None and not len(rows)):
             return np.zeros(0), np.zeros((0, nq)), np.zeros((0, 2, nq))
         R, P, S = self._poses(q)
         if self.rims.shape[0]:
             self._place_rims(R, P)
+        if rows is not None:
+            gap, Jn, Jt = contact_geometry(R, P, S, self.frame[rows], self.plane_frame[rows],
+                                           self.offset[rows], self.radius[rows],
+                                           self.point[rows], self.basis[rows],
+                                           self.moves[rows])
+            E = self.joint_map
+            return gap, Jn @ E, Jt @ E
         # a coordinate with unit twist (w, v) moves a material point p at w x p + v: the
         # sphere's centre's rate and the material point's at the contact point x = c - r n;
         # the plane's body's material points there move likewise, with the opposite sign
