@@ -166,7 +166,7 @@ def ros_vi_quadruped():
     start = dict(zip(state.joint_names, state.positions))
     pose = {name: start[name] for name in sim.actuated_joint_names}
     sim.set_commands(pose, interface='position')
-    feet = ContactSet(sim.system, [c for c in sim.system.contacts if '_foot_' in c.name])
+    feet = ContactSet(sim.system, [c for c in sim.system.contacts if '_foot_ground_' in c.name])
 
     def base():
         return sim.free_bodies()['dog/trunk'].pose[:3, 3]

@@ -46,7 +46,7 @@ def main(argv=None):
              if n in sim.actuated_joint_names}
     sim.set_commands(stand, interface='position')
     sim.step(int(0.5 * args.rate))
-    feet = [m for m, c in enumerate(sim.system.contacts) if '_foot_' in c.name]
+    feet = [m for m, c in enumerate(sim.system.contacts) if '_foot_ground_' in c.name]
     t0, trunk, touching, failed = sim.t, [], [], 0
     for _ in range(int(args.seconds * args.rate)):
         sim.set_commands(gait(stand, sim.t - t0, args.lift, args.frequency),

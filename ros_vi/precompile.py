@@ -100,6 +100,10 @@ def precompile(batch=True):
     from ros_vi.mechanics.contact_kernel import contact_geometry
     contact_geometry(R, P, S, one, one - 2, np.zeros((1, 3)), np.zeros(1), np.zeros((1, 3)),
                      np.eye(3)[None], np.ones((1, model.nt)))
+    from ros_vi.mechanics.contact_kernel import contact_bounds
+    contact_bounds(np.concatenate([R, np.eye(3)[None]]), np.concatenate([P, np.zeros((1, 3))]),
+                   one, one - 1, np.zeros((1, 3)), np.zeros(1), np.zeros((1, 3)),
+                   np.full(1, np.inf), np.zeros((1, 3)), np.eye(3)[None], one)
     from ros_vi.mechanics.contact_kernel import place_rims
     place_rims(np.concatenate([R, np.eye(3)[None]]), one, one - 1, np.eye(3)[None], one,
                np.zeros((1, 3)), np.eye(3)[:1], np.ones(1), np.zeros(1, dtype=bool), 1e-8,

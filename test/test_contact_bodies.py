@@ -325,23 +325,36 @@ objects:
     assert np.abs(on_board - (0.0, 0.0, 2.0 * G)).max() <= 1e-9
 
 
-def test_body_contacts_are_between_robots_and_objects_not_within_one_robot():
-    """``body_contacts``: the shipped quadruped alone (its root is its trunk) gets none, its
-    legs do not collide with its trunk; the same quadruped in a world file beside a box
-    gets its feet, trunk and thigh corners against the box and the box's corners against
-    its boxes and spheres, and nothing between its own links."""
+def test_body_contacts_are_between_robots_and_objects_and_within_one_robot_by_choice():
+    """``body_contacts``: the shipped quadruped alone (its root is its trunk) gets none
+    without ``self_collision``; the same quadruped in a world file beside a box gets its
+    feet, trunk and thigh corners against the box and the box's corners against its boxes
+    and spheres; by default nothing between its own links, with ``self_collision: true``
+    its own links touch except adjacent ones (a leg's hip and thigh, thigh and calf)."""
     from ros_vi.resources import shipped_model
     from ros_vi.urdf import body_contacts, import_urdf_file
     system = import_urdf_file(shipped_model('quadruped'), floating_base=True)
     assert body_contacts(system, 0.8) == []
-    sim = Simulation.from_world('''
+    world = '''
 ground: {height: 0.0, friction: 0.8}
 robots:
   - {name: dog, urdf: %r, floating: true, pose: {xyz: [0, 0, 0.5]}}
 objects:
   - {name: crate, shape: {box: [0.2, 0.2, 0.2]}, mass: 1.0, pose: {xyz: [1.0, 0, 0.1]}}
-''' % shipped_model('quadruped'), rate=500.0)
+''' % shipped_model('quadruped')
+    sim = Simulation.from_world(world, rate=500.0)
     pairs = [c for c in sim.system.contacts if c.plane_frame is not None]
     assert pairs
     for c in pairs:
         assert (c.frame.name == 'crate') != (c.plane_frame.name == 'crate'), c.name
+    sim = Simulation.from_world(world + 'self_collision: true\n', rate=500.0)
+    own = {frozenset((c.frame.name, c.plane_frame.name)) for c in sim.system.contacts
+           if c.plane_frame is not None and 'crate' not in (c.frame.name, c.plane_frame.name)}
+    assert frozenset(('dog/FL_calf', 'dog/FR_calf')) in own
+    assert frozenset(('dog/trunk', 'dog/FL_calf')) in own
+    for leg in ('FL', 'FR', 'RL', 'RR'):
+        # adjacent bodies (a foot is welded to its calf: one body)
+        for a, b in (('trunk', leg + '_hip'), (leg + '_hip', leg + '_thigh'),
+                     (leg + '_thigh', leg + '_calf'), (leg + '_thigh', leg + '_foot'),
+                     (leg + '_calf', leg + '_foot')):
+            assert frozenset(('dog/' + a, 'dog/' + b)) not in own

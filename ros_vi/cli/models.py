@@ -98,11 +98,12 @@ def _resolve(spec):
         return ModelSource(spec, path, fh.read(), True)
 
 
-def setup_model(source, gravity=None, ground=None, **options):
+def setup_model(source, gravity=None, ground=None, self_collision=False, **options):
     """The :class:`ros_vi.simulation.RobotSetup` of ``source``, as the simulator node sets a
     robot up (the ``<ros2_control>`` block's interfaces, bounds and initial state): gravity
     |g| [m/s^2] along -z (default :attr:`ModelSource.default_gravity`), ``ground`` ``(height
-    [m], friction)`` a contact ground (a world file's own wins), relative mesh paths
+    [m], friction)`` a contact ground (a world file's own wins; with it the robot's own links
+    touch where ``self_collision`` or the world file says so), relative mesh paths
     against the file's folder, ``options`` for :func:`ros_vi.urdf.import_urdf`.
     CommandError on a URDF the importer refuses."""
     from ..simulation import setup_robot
@@ -117,6 +118,7 @@ def setup_model(source, gravity=None, ground=None, **options):
         # a world file: its gravity (unless --gravity), joint positions and twists
         vector = tuple(world.gravity) if gravity is None else vector
         initial = world.setup_options()
+    initial['self_collision'] = initial.get('self_collision', False) or self_collision
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')          # the quirks are reported from robot.warnings
         try:

@@ -41,6 +41,10 @@ def add_ground_argument(parser):
                              'the collision shapes rest, and the '
                              'coefficient of restitution E of their impacts (default 0: '
                              'inelastic); a world file gives its own')
+    parser.add_argument('--self-collision', action='store_true',
+                        help='with a contact ground: the robot\'s own links touch one '
+                             'another too (but for adjacent links and pairs within 1 cm '
+                             'at the start); off by default')
 
 
 def add_limits_argument(parser):

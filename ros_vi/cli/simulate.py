@@ -69,7 +69,7 @@ def add_arguments(parser):
 
 
 def start_state(spec, gravity, dt, initial, velocity=(), floating_base=False, limits=True,
-                ground=None):
+                ground=None, self_collision=False):
     """What ``simulate`` and ``view`` start from: (source, setup, demo or None, dt [s], q0
     (nQ,), v0 (nQ,)): the model of ``spec`` set up as the simulator node sets it up
     (:class:`ros_vi.simulation.RobotSetup`; its importer quirks printed as warnings), a
@@ -77,10 +77,12 @@ def start_state(spec, gravity, dt, initial, velocity=(), floating_base=False, li
     values, unless ``dt``, ``initial`` or ``velocity`` (['joint=value', ...]) say
     otherwise; ``floating_base``: the root link on a free joint (:func:`resolve_model`);
     ``limits``: the URDF's joint limits enforced (a joint whose limits exclude its URDF zero
-    then starts on the nearest bound); ``ground`` ``(height, friction)``: a contact ground."""
+    then starts on the nearest bound); ``ground`` ``(height, friction)``: a contact ground
+    (and the robot's own links touching: ``self_collision``)."""
     from ..control import DEMOS         # numba kernels: loaded once a model is asked for
     source = resolve_model(spec, floating_base)
-    setup = setup_model(source, gravity, ground=ground, enforce_limits=limits)
+    setup = setup_model(source, gravity, ground=ground, self_collision=self_collision,
+                        enforce_limits=limits)
     plant = setup.system
     for q in setup.warnings:
         print('warning: %s' % q, file=sys.stderr)
@@ -199,7 +201,7 @@ def run(args):
     source, setup, demo, dt, q0, v0 = start_state(args.model, args.gravity, args.dt,
                                                   args.initial, args.velocity,
                                                   args.floating_base, args.limits,
-                                                  args.ground)
+                                                  args.ground, args.self_collision)
     plant = setup.system
     with_demo = demo is not None and args.controller != 'none'
     duration = args.duration or (demo.duration if with_demo else DEFAULT_DURATION)

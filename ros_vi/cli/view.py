@@ -221,7 +221,8 @@ def _live(args):
     source, setup, demo, dt, q0, _ = start_state(args.target, args.gravity, args.dt,
                                                  args.initial,
                                                  floating_base=args.floating_base,
-                                                 limits=args.limits, ground=args.ground)
+                                                 limits=args.limits, ground=args.ground,
+                                                 self_collision=args.self_collision)
     plant = setup.system
     names = [c.name for c in plant.configs]
     controller, _ = _controller(args.controller, source,

@@ -213,27 +213,26 @@ def rebound_impulse(contact_set, modes, q1, p1, q2, p2, fresh=None):
     rebound.  A smooth function of (q1, p1, q2, p2) while S and the contacts J holds are
     the same (MidpointVI differentiates the step through it)."""
     active = np.flatnonzero(modes != OPEN)
-    e = np.zeros(modes.shape[0])
-    e[active] = [contact_set.contacts[m].restitution for m in active]
+    e = np.array([contact_set.contacts[m].restitution for m in active], dtype=float)
     if not e.any():
         return None
-    gap1, normal1, _ = contact_set.kinematics(q1)
-    struck = (e > 0.0) & (gap1 > GAP_SLACK)
+    struck = (e > 0.0) & (contact_set.gaps(q1, active) > GAP_SLACK)
     if fresh is not None:
-        struck |= (e > 0.0) & fresh
-    struck = np.flatnonzero(struck)
+        struck |= (e > 0.0) & fresh[active]
+    struck, e = active[struck], e[struck]
     if not struck.shape[0]:
         return None
     model = contact_set.model
     nd, nq = model.nd, q1.shape[0]
     data = model.create_data()
     data.set(q1, np.zeros(nq))
-    approach = normal1[struck, :nd] @ dynamics.velocity_from_momentum(model, data, p1)
+    normal1 = contact_set.kinematics(q1, struck)[1]
+    approach = normal1[:, :nd] @ dynamics.velocity_from_momentum(model, data, p1)
     data.set(q2, np.zeros(nq))
     M = dynamics.mass_matrix(model, data)
-    N = contact_set.kinematics(q2)[1][struck, :nd]
+    N = contact_set.kinematics(q2, struck)[1][:, :nd]
     MiNt = np.linalg.solve(M, N.T)
-    target = -e[struck] * np.minimum(approach, 0.0)
+    target = -e * np.minimum(approach, 0.0)
     J, _ = scipy.optimize.nnls(N @ MiNt, target - MiNt.T @ p2[:nd])
     return N.T @ J
 
@@ -339,6 +338,8 @@ class GeneralStep:
         # the broad phase: the contacts a solve evaluates (:meth:`_wake`); the others are
         # open and far from their planes, and only the roots check them
         self.awake = np.arange(k)
+        self.near1 = np.full(k, -np.inf)
+        self.selected = np.ones(k, dtype=bool)   # faces and planes chosen at q1 (_wake)
         # the sliding contacts of the last root that do not slip: held at the cone's edge
         self.last_edge = np.zeros(0, dtype=np.int64)
         self.slide_hint = np.zeros((k, 2))        # slip direction a slide starts from
@@ -369,8 +370,9 @@ class GeneralStep:
         self.Dh1 = constraint_jacobian_at(s, q1) if s.nc else np.zeros((0, s.nQ))
         if self.contacts:
             # a sphere on a box is held off the face it faces at the step's start
-            self.contact_set.select(q1)
-            self.gap1, self.normal1, self.slip1 = self.contact_set.kinematics(q1)
+            # the broad phase's bounds (the solve selects and evaluates the near ones:
+            # _wake)
+            self.near1 = self.contact_set.near(q1)
 
     def predict(self, history, t, q, p, t2, momentum=False):
         """First guess for q2 (nQ,) at t2 from the current state (t, q (nQ,), p (nQd,)):
@@ -664,28 +666,56 @@ class GeneralStep:
 
     def _wake(self, q2):
         """The broad phase: the contacts the solve from the guess ``q2`` (nQ,) evaluates
-        (:attr:`awake`): the active ones and those whose gap at the step's start, or its
-        first-order prediction at the guess, is below :data:`WAKE_GAP`.  The others are
-        open throughout, and only :meth:`_check_dormant` sees them."""
-        gap = self.gap1 + self.normal1 @ (q2 - self.q1)
-        self.awake = np.flatnonzero((self.mode != OPEN) | (self.gap1 < WAKE_GAP)
-                                    | (gap < WAKE_GAP))
+        (:attr:`awake`).  Those whose bound (:meth:`ContactSet.near`) at the step's start
+        or at the guess is below :data:`WAKE_GAP`, and the active ones, have their faces
+        and planes chosen at q1 (a sphere on a box is held off the face it faces at the
+        step's start) and their gaps evaluated there and at the guess; the active ones
+        and those with a gap below WAKE_GAP wake.  The others are open throughout, and
+        only :meth:`_check_dormant` sees them."""
+        cs = self.contact_set
+        near = np.flatnonzero((self.near1 < WAKE_GAP) | (cs.near(q2) < WAKE_GAP)
+                              | (self.mode != OPEN))
+        cs.select(self.q1, near)
+        self.selected = np.zeros(len(self.contacts), dtype=bool)
+        self.selected[near] = True
+        self.gap1[:] = np.inf
+        self.gap1[near] = cs.gaps(self.q1, near)
+        gap = cs.gaps(q2, near)
+        self.awake = near[(self.mode[near] != OPEN) | (self.gap1[near] < WAKE_GAP)
+                          | (gap < WAKE_GAP)]
+        self._directions(self.awake)
         self.gap2[:] = np.inf
 
+    def _directions(self, rows):
+        """The force directions at q1 (:attr:`normal1`, :attr:`slip1`) of the contacts
+        ``rows``."""
+        _, self.normal1[rows], self.slip1[rows] = self.contact_set.kinematics(self.q1, rows)
+
     def _check_dormant(self, q2):
-        """At a root ``q2`` (nQ,): every contact outside :attr:`awake` evaluated once (its
-        gap into :attr:`gap2`); those past their planes join it (and the mode update makes
-        them active)."""
+        """At a root ``q2`` (nQ,): the contacts outside :attr:`awake` whose bound
+        (:meth:`ContactSet.near`) says they may touch there are evaluated (their faces
+        chosen at q1, as the step's), and those past their planes join the awake ones
+        (the mode update then makes them active)."""
         k = len(self.contacts)
         if self.awake.shape[0] == k:
             return
         dormant = np.ones(k, dtype=bool)
         dormant[self.awake] = False
         dormant = np.flatnonzero(dormant)
-        self.gap2[dormant] = self.contact_set.kinematics(q2, dormant)[0]
-        hit = dormant[self.gap2[dormant] < -GAP_SLACK]
+        cs = self.contact_set
+        maybe = dormant[cs.near(q2, dormant) < 0.0]
+        if not maybe.shape[0]:
+            return
+        fresh = maybe[~self.selected[maybe]]
+        if fresh.shape[0]:
+            cs.select(self.q1, fresh)
+            self.selected[fresh] = True
+        self.gap2[maybe] = cs.gaps(q2, maybe)
+        hit = maybe[self.gap2[maybe] < -GAP_SLACK]
         if hit.shape[0]:
+            self.gap1[hit] = cs.gaps(self.q1, hit)
             self.awake = np.union1d(self.awake, hit)
+            self._directions(hit)
 
     def _multipliers(self, impulses):
         """The active contacts' multipliers (the Newton start) for their impulses (k, 3)

@@ -290,7 +290,8 @@ class MidpointVI:
         g = self._general
         if not g.contacts:
             return np.zeros(0)
-        return g.contact_set.kinematics(self._q2)[0]
+        g.contact_set.select(self._q1)      # the faces and planes the step held (all)
+        return g.contact_set.gaps(self._q2)
 
     @property
     def limit_impulse(self):

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.spatial
 
 from . import kernel
-from .contact_kernel import contact_geometry, place_rims
+from .contact_kernel import contact_bounds, contact_geometry, place_rims
 from .frame import resolve_frame
 
 __all__ = ['ContactForces', 'ContactSet', 'SphereOnBox', 'SphereOnCapsule', 'SphereOnCylinder',
@@ -189,6 +189,12 @@ class SphereOnPlane:
     def restitution(self, value):
         self._e = self._coefficient(value, 'restitution', 1.0, 'in [0, 1]')
 
+    def bound(self):
+        """``(centre (3,), radius [m])``: a sphere in :attr:`plane_frame` that holds
+        everything the contact's sphere can touch, or None (a plane, unbounded: the
+        broad phase then bounds the distance by the height over it)."""
+        return None
+
     def _coefficient(self, value, what, high, rule):
         """``value`` as a float in [0, high] (high itself finite), or ValueError naming
         the contact, ``what`` and the ``rule``."""
@@ -238,6 +244,9 @@ class SphereOnBox(SphereOnPlane):
     # the face a step starts from before any has been chosen: the top (+z)
     face = 5
 
+    def bound(self):
+        return self._box_pose[:3, 3].copy(), float(np.linalg.norm(self._half))
+
     def faces(self):
         """The box's six faces as planes in :attr:`plane_frame`: ``(points (6, 3),
         bases (6, 3, 3))`` (rows n, t1, t2 of :func:`plane_basis`), in the order -x, +x,
@@ -281,11 +290,17 @@ class SphereOnHull(SphereOnPlane):
         normals = hull.equations[:, :3] @ pose[:3, :3].T
         points = v[hull.simplices[:, 0]] @ pose[:3, :3].T + pose[:3, 3]
         self._faces = (points, plane_bases(normals))
+        corners = v @ pose[:3, :3].T + pose[:3, 3]
+        middle = 0.5 * (corners.min(axis=0) + corners.max(axis=0))
+        self._bound = (middle, float(np.linalg.norm(corners - middle, axis=1).max()))
         self.face = int(np.argmax(normals[:, 2]))
         super().__init__(system, frame, radius=radius, offset=offset,
                          plane_point=points[self.face], plane_normal=normals[self.face],
                          friction=friction, name=name, restitution=restitution,
                          plane_frame=hull_frame, rim=rim)
+
+    def bound(self):
+        return self._bound[0].copy(), self._bound[1]
 
     def faces(self):
         """The hull's faces as planes in :attr:`plane_frame`: ``(points (F, 3), bases (F,
@@ -332,6 +347,10 @@ class SphereOnCapsule(SphereOnPlane):
         rc, h, pose = self._capsule
         return rc, h, pose.copy()
 
+    def bound(self):
+        rc, h, pose = self._capsule
+        return pose[:3, 3].copy(), rc + h
+
 
 class SphereOnCylinder(SphereOnPlane):
     """A sphere of ``radius`` [m] (0: a point, such as a box's corner) centred at
@@ -370,6 +389,10 @@ class SphereOnCylinder(SphereOnPlane):
         :attr:`plane_frame` (its axis the pose's z axis)."""
         rc, h, pose = self._cylinder
         return rc, h, pose.copy()
+
+    def bound(self):
+        rc, h, pose = self._cylinder
+        return pose[:3, 3].copy(), float(np.hypot(rc, h))
 
 
 def plane_bases(normals):
@@ -459,6 +482,7 @@ class ContactSet:
         anc = np.vstack([model.frame_anc.astype(float), np.zeros((1, model.nt))])
         self.moves = anc[self.frame] - anc[self.plane_frame]
         self.carried = np.flatnonzero(self.plane_frame >= 0)   # planes on bodies
+        self._no_moves = np.zeros((k, 0))
         # the boxes' and hulls' faces (nb, F, 3) and (nb, F, 3, 3) (F the most any has;
         # the others' padded with faces no centre is ever outside of), and each one's
         # chosen face (nb,)
@@ -502,6 +526,19 @@ class ContactSet:
             # a first touching point: along the rim's first tangent
             start = plane_bases(self.rim_axis)[:, 1]
             self.offset[self.rims] = self.rim_centre + self.rim_radius[:, None] * start
+        # the broad phase: each contact's sphere (centre in its frame, the rims' circles'
+        # centres, and reach [m]: its radius or the rim's) and a sphere in the plane's
+        # frame holding its target (radius inf: a plane, always near); :meth:`near`
+        self.reach = self.radius.copy()
+        self.reach[self.rims] = self.rim_radius
+        self.centre = self.offset.copy()
+        self.centre[self.rims] = self.rim_centre
+        bounds = [c.bound() for c in self.contacts]
+        self.bound_centre = np.array([np.zeros(3) if b is None else b[0]
+                                      for b in bounds]).reshape(k, 3)
+        self.bound_radius = np.array([np.inf if b is None else b[1] for b in bounds],
+                                     dtype=float)
+        self._all = np.arange(k, dtype=np.int64)
         self.joint_map = model.joint_map
         self.select(system.q)
 
@@ -519,48 +556,70 @@ class ContactSet:
         return (np.concatenate([R, np.eye(3)[None]]), np.concatenate([P, np.zeros((1, 3))]),
                 S)
 
-    def select(self, q):
+    def select(self, q, rows=None):
         """Choose each :class:`SphereOnBox`'s and :class:`SphereOnHull`'s face at ``q``
         (nQ,): the one whose plane its sphere's centre is farthest outside of (the class
         docstring); the step holds it off that plane; and each :class:`SphereOnCapsule`'s
         and :class:`SphereOnCylinder`'s plane through the surface point nearest the
-        sphere's centre.  Returns the chosen faces (nb,) (for a box 0..5: -x, +x, -y, +y,
-        -z, +z; for a hull the index of :meth:`SphereOnHull.faces`)."""
+        sphere's centre; of every contact, or of those of ``rows`` (an index array).
+        Returns the chosen faces (nb,) (for a box 0..5: -x, +x, -y, +y, -z, +z; for a hull
+        the index of :meth:`SphereOnHull.faces`)."""
         if not (self.boxes.shape[0] or self.capsules.shape[0] or self.cylinders.shape[0]
                 or self.rims.shape[0]):
             return self.face
         R, P, _ = self._poses(q)
-        if self.capsules.shape[0]:
-            self._select_capsules(R, P)
-        if self.cylinders.shape[0]:
-            self._select_cylinders(R, P)
-        if self.boxes.shape[0]:
-            self._select_faces(R, P)
+        want = None
+        if rows is not None:
+            want = np.zeros(len(self.contacts), dtype=bool)
+            want[rows] = True
+
+        for kind, choose in ((self.capsules, self._select_capsules),
+                             (self.cylinders, self._select_cylinders),
+                             (self.boxes, self._select_faces)):
+            j = slice(None) if want is None else np.flatnonzero(want[kind])
+            if kind.shape[0] and (want is None or j.shape[0]):
+                choose(R, P, j)
         if self.rims.shape[0]:
             # each rim's touching point at q, and whether the step holds it
             self.rim_held[:] = False
             self.rim_held[:] = ~self._place_rims(R, P)
         return self.face
 
-    def _select_faces(self, R, P):
-        """The boxes' and hulls' faces at the poses ``R``, ``P``."""
-        m = self.boxes
+    def near(self, q, rows=None):
+        """The broad phase at ``q`` (nQ,): a lower bound (k,) [m] on each contact's
+        distance to its target (of those of ``rows``, an index array): its sphere's
+        centre's distance from the sphere that holds the target
+        (:meth:`SphereOnPlane.bound`) less both radii, or for a plane its height over it
+        less the radius (a rim's: its centre's less the rim's radius).  Above 0 the
+        contact cannot touch at q.  Compiled (``contact_kernel.contact_bounds``)."""
+        R, P, _ = self._poses(q)
+        rows = self._all if rows is None else np.asarray(rows, dtype=np.int64)
+        return contact_bounds(R, P, self.frame, self.plane_frame, self.centre, self.reach,
+                              self.bound_centre, self.bound_radius, self.point, self.basis,
+                              rows)
+
+    def _select_faces(self, R, P, j):
+        """The faces of the boxes and hulls ``j`` (of :attr:`boxes`) at the poses ``R``,
+        ``P``."""
+        m = self.boxes[j]
         _, local = self._centres(m, R, P)
         # how far the centre is outside each face's plane (in the plane frame)
-        outside = (np.einsum('kfi,ki->kf', self.face_bases[:, :, 0], local)
-                   - self.face_height)
-        self.face = np.argmax(outside, axis=1)
+        bases, points = self.face_bases[j], self.face_points[j]
+        outside = np.einsum('kfi,ki->kf', bases[:, :, 0], local) - self.face_height[j]
+        face = np.argmax(outside, axis=1)
+        self.face[j] = face
         rows = np.arange(m.shape[0])
-        self.point[m] = self.face_points[rows, self.face]
-        self.basis[m] = self.face_bases[rows, self.face]
+        self.point[m] = points[rows, face]
+        self.basis[m] = bases[rows, face]
 
-    def _select_capsules(self, R, P):
-        """The capsules' tangent planes (SphereOnCapsule) at the poses ``R``, ``P``."""
-        m = self.capsules
+    def _select_capsules(self, R, P, j):
+        """The tangent planes of the capsules ``j`` (of :attr:`capsules`:
+        SphereOnCapsule) at the poses ``R``, ``P``."""
+        m = self.capsules[j]
         _, local = self._centres(m, R, P)       # in the capsule's frame
-        base, axis = self.capsule_pose[:, :3, 3], self.capsule_pose[:, :3, 2]
-        along = np.clip(np.einsum('ki,ki->k', local - base, axis), -self.capsule_half,
-                        self.capsule_half)
+        pose, half = self.capsule_pose[j], self.capsule_half[j]
+        base, axis = pose[:, :3, 3], pose[:, :3, 2]
+        along = np.clip(np.einsum('ki,ki->k', local - base, axis), -half, half)
         nearest = base + along[:, None] * axis
         d = local - nearest
         size = np.linalg.norm(d, axis=1)
@@ -568,7 +627,7 @@ class ContactSet:
         ok = size > 0.0
         u = d[ok] / size[ok, None]
         rows = m[ok]
-        self.point[rows] = nearest[ok] + self.capsule_radius[ok, None] * u
+        self.point[rows] = nearest[ok] + self.capsule_radius[j][ok, None] * u
         self.basis[rows] = plane_bases(u)
 
     def _centres(self, m, R, P):
@@ -578,14 +637,14 @@ class ContactSet:
         centre = np.einsum('kij,kj->ki', R[f], self.offset[m]) + P[f]
         return centre, np.einsum('kji,kj->ki', R[b], centre - P[b])
 
-    def _select_cylinders(self, R, P):
-        """The cylinders' planes (SphereOnCylinder) at the poses ``R``, ``P``: through the
-        surface point nearest each centre, normal towards it; a centre inside holds to the
-        face (side or cap) it is nearest to."""
-        m = self.cylinders
+    def _select_cylinders(self, R, P, j):
+        """The planes of the cylinders ``j`` (of :attr:`cylinders`: SphereOnCylinder) at
+        the poses ``R``, ``P``: through the surface point nearest each centre, normal
+        towards it; a centre inside holds to the face (side or cap) it is nearest to."""
+        m = self.cylinders[j]
         _, local = self._centres(m, R, P)
-        pose = self.cylinder_pose
-        rc, h = self.cylinder_radius, self.cylinder_half
+        pose = self.cylinder_pose[j]
+        rc, h = self.cylinder_radius[j], self.cylinder_half[j]
         # the centre in the cylinder's axes
         c = np.einsum('kji,kj->ki', pose[:, :3, :3], local - pose[:, :3, 3])
         rho = np.hypot(c[:, 0], c[:, 1])
@@ -635,26 +694,34 @@ class ContactSet:
         :func:`contact_kinematics` (with the boxes' faces :meth:`select` last chose), of
         every contact or of those of ``rows`` (an index array: then (len(rows),) and so
         on, in its order)."""
+        return self._geometry(q, rows, True)
+
+    def gaps(self, q, rows=None):
+        """The gaps (k,) [m] at ``q`` (nQ,) of every contact or of those of ``rows`` (an
+        index array), as :meth:`kinematics` gives them, without their Jacobians (the
+        step's broad phase evaluates them for all)."""
+        return self._geometry(q, rows, False)[0]
+
+    def _geometry(self, q, rows, jacobians):
         k, nq = len(self.contacts), self.model.nq
         if not k or (rows is not None and not len(rows)):
             return np.zeros(0), np.zeros((0, nq)), np.zeros((0, 2, nq))
         R, P, S = self._poses(q)
         if self.rims.shape[0]:
             self._place_rims(R, P)
-        if rows is not None:
-            gap, Jn, Jt = contact_geometry(R, P, S, self.frame[rows], self.plane_frame[rows],
-                                           self.offset[rows], self.radius[rows],
-                                           self.point[rows], self.basis[rows],
-                                           self.moves[rows])
-            E = self.joint_map
-            return gap, Jn @ E, Jt @ E
+        m = slice(None) if rows is None else rows
         # a coordinate with unit twist (w, v) moves a material point p at w x p + v: the
         # sphere's centre's rate and the material point's at the contact point x = c - r n;
         # the plane's body's material points there move likewise, with the opposite sign
         # in ``moves`` (the gap's rate is n . (v_c - v_c'): the plane's turning and the
         # centre's motion relative to it cancel in n . (dc - dp)); compiled, one pass
-        gap, Jn, Jt = contact_geometry(R, P, S, self.frame, self.plane_frame, self.offset,
-                                       self.radius, self.point, self.basis, self.moves)
+        # (with no coordinates for the gaps alone)
+        moves = self.moves[m] if jacobians else self._no_moves[m]
+        gap, Jn, Jt = contact_geometry(R, P, S if jacobians else S[:0], self.frame[m],
+                                       self.plane_frame[m], self.offset[m], self.radius[m],
+                                       self.point[m], self.basis[m], moves)
+        if not jacobians:
+            return gap, None, None
         E = self.joint_map
         return gap, Jn @ E, Jt @ E
 

@@ -112,3 +112,44 @@ def place_rims(R, frame, plane_frame, basis, rims, centre, axis, rim_radius, hel
                 offset[m, i] = centre[j, i] - rim_radius[j] / size * nl[i]
             moved[j] = True
     return moved
+
+
+@njit(cache=True)
+def contact_bounds(R, P, frame, plane_frame, centre, reach, bound_centre, bound_radius,
+                   point, basis, rows):
+    """The broad phase's lower bounds (len(rows),) [m] on the distances of contacts
+    ``rows`` to their targets: for contact m, its sphere (centre ``centre[m]`` (3,) in
+    frame ``frame[m]``, radius ``reach[m]``) against the sphere ``bound_centre[m]``,
+    ``bound_radius[m]`` in frame ``plane_frame[m]`` that holds its target (their centres'
+    distance less both radii), or, where ``bound_radius[m]`` is inf (a plane), against
+    its plane (``point[m]``, normal ``basis[m, 0]``): the centre's height over it less the
+    radius.  ``R`` (nf + 1, 3, 3), ``P`` (nf + 1, 3) the world poses with the world's
+    last (index -1)."""
+    out = np.empty(rows.shape[0])
+    c = np.zeros(3)
+    for i in range(rows.shape[0]):
+        m = rows[i]
+        a, b = frame[m], plane_frame[m]
+        for r in range(3):
+            c[r] = P[a, r]
+            for j in range(3):
+                c[r] += R[a, r, j] * centre[m, j]
+        if np.isinf(bound_radius[m]):
+            height = 0.0
+            for r in range(3):
+                n = 0.0
+                p = P[b, r]
+                for j in range(3):
+                    n += R[b, r, j] * basis[m, 0, j]
+                    p += R[b, r, j] * point[m, j]
+                height += n * (c[r] - p)
+            out[i] = height - reach[m]
+        else:
+            d2 = 0.0
+            for r in range(3):
+                o = P[b, r]
+                for j in range(3):
+                    o += R[b, r, j] * bound_centre[m, j]
+                d2 += (c[r] - o) ** 2
+            out[i] = np.sqrt(d2) - reach[m] - bound_radius[m]
+    return out

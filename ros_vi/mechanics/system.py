@@ -288,6 +288,14 @@ class System:
     def constraints(self):
         return tuple(self._constraints)
 
+    def remove_contacts(self, contacts):
+        """Take ``contacts`` (an iterable of this system's contacts, :mod:`ros_vi.contact`)
+        out of it: the steps no longer hold them."""
+        gone = {id(c) for c in contacts}
+        if gone:
+            self._contacts = [c for c in self._contacts if id(c) not in gone]
+            self._structure_changed()
+
     @property
     def contacts(self):
         """The contacts (:mod:`ros_vi.contact`), in the order they were added (read only

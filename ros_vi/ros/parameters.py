@@ -209,6 +209,10 @@ class SimulatorParameters(RobotParameters):
                              'the robot\'s collision shapes rest on '
                              '(docs/contact.md); empty: none (a world_file gives its own)',
                          numbers())
+    self_collision: bool = param(False, 'with contacts (ground, a world_file\'s ground): the '
+                                       'robot\'s own links touch one another, but for '
+                                       'adjacent ones, <disable_collisions> pairs and pairs '
+                                       'in collision at the start (docs/contact.md)', boolean)
     publish_contacts: bool = param(True, 'with contacts: publish each contact-carrying '
                                          'link\'s wrench from them on ~/contact_wrench/<link> '
                                          '(geometry_msgs/WrenchStamped, in the link\'s axes) '
@@ -551,7 +555,9 @@ def robot_setup(cfg, **options):
                                             'enforce_limits': cfg.enforce_limits},
                             ground=(world.contact_ground() if world is not None else
                                     tuple(getattr(cfg, 'ground', ())) or None),
-                            **options)
+                            **dict(options, self_collision=(
+                                options.get('self_collision', False)
+                                or getattr(cfg, 'self_collision', False))))
         setup.world = world
         return setup
     except OptionError as err:

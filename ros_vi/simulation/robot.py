@@ -130,7 +130,8 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
                 where=None, initial_joints=(), initial_positions=(),
                 initial_velocities=(), command_interfaces=None, drive_gains=None,
                 trajectory_joints=(), import_options=None, floating_base=False,
-                initial_base_pose=None, initial_base_twist=None, ground=None):
+                initial_base_pose=None, initial_base_twist=None, ground=None,
+                self_collision=False):
     """Import ``text`` (URDF XML) and decide how it is simulated: a :class:`RobotSetup`.
 
     ``prefix``, ``gravity`` (3,) [m/s^2], ``strict``, ``base_dir`` and ``import_options``
@@ -159,7 +160,11 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
       objects too (a world file's; :func:`ros_vi.urdf.body_contacts`, with the ground's
       friction for surfaces without their own and its restitution); ``pairs`` a list of
       :class:`ros_vi.urdf.contacts.ContactPair` rules (a world file's ``contacts``) that
-      set friction and restitution per pair of links, or switch a pair's contacts off.
+      set friction and restitution per pair of links, or switch a pair's contacts off;
+    * ``self_collision`` (with ``ground``; off by default): the links of one robot touch
+      one another too,
+      but for the pairs of :func:`ros_vi.urdf.body_contacts` leaves out (one body,
+      adjacent, ``<disable_collisions>``, in collision at the initial configuration).
 
     Raises :class:`~ros_vi.urdf.URDFError` (prefixed with ``where``) for a description the
     importer refuses, :class:`OptionError` naming the option for the rest.
@@ -184,21 +189,6 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
             raise
         raise URDFError('%s: %s' % (where, err)) from None
     robot = system.urdf
-    contact_warnings = ()
-    if ground is not None:
-        from ..urdf import body_contacts, ground_contacts
-        from ..urdf.contacts import check_pairs
-        if len(ground) > 3:
-            try:
-                check_pairs(system, ground[3])
-            except ValueError as err:
-                raise OptionError('ground', '%s%s' % ('' if where is None else where + ': ',
-                                                      err)) from None
-        with warnings.catch_warnings(record=True) as caught:   # reported with the quirks
-            warnings.simplefilter('always', URDFWarning)
-            ground_contacts(system, *ground)
-            body_contacts(system, *ground[1:])
-        contact_warnings = tuple(str(w.message) for w in caught)
     free = {c.name for j in system.free_joints for c in j.configs}
     names = [c.name for c in system.configs if c.name not in free]
     joints = list(initial_joints) or names
@@ -222,6 +212,10 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
             if value is not None and not given[option]:
                 initial[option][robot.prefix + joint] = value
 
+    contact_warnings = ()
+    if ground is not None:
+        contact_warnings = _contacts(system, ground, self_collision,
+                                     initial['initial_positions'], where)
     overrides = dict(command_interfaces or {})
     gains = dict(drive_gains or {})
     for option, named in (('command_interfaces', overrides), ('drive_gains', gains),
@@ -258,6 +252,36 @@ def setup_robot(text, prefix='', gravity=(0.0, 0.0, -9.81), strict=False, base_d
     return RobotSetup(text, system, tuple(robot.warnings) + contact_warnings, table,
                       initial['initial_positions'], initial['initial_velocities'], gains,
                       follow, continuous, poses, twists)
+
+
+def _contacts(system, ground, self_collision, positions, where):
+    """Add the contacts of :func:`setup_robot`'s ``ground`` (and ``self_collision``) to
+    ``system``, its own robots' pairs in collision at the initial configuration (joints
+    at ``positions`` {config name: value}, the rest at their URDF zero clamped into their
+    limits) left out; returns the warnings they gave."""
+    from ..urdf import URDFWarning, body_contacts, ground_contacts
+    from ..urdf.contacts import check_pairs
+    if len(ground) > 3:
+        try:
+            check_pairs(system, ground[3])
+        except ValueError as err:
+            raise OptionError('ground', '%s%s' % ('' if where is None else where + ': ',
+                                                  err)) from None
+    q = system.q.copy()
+    names = {c.name: c.index for c in system.configs}
+    for name, (lo, up) in system.joint_limits.items():
+        if name in names:
+            q[names[name]] = min(max(q[names[name]], lo), up)
+    for name, value in positions.items():
+        try:
+            q[names[name]] = float(value)
+        except (KeyError, TypeError, ValueError):
+            pass                # (Simulation names a bad one)
+    with warnings.catch_warnings(record=True) as caught:   # reported with the quirks
+        warnings.simplefilter('always', URDFWarning)
+        ground_contacts(system, *ground)
+        body_contacts(system, *ground[1:], self_collision=self_collision, q=q)
+    return tuple(str(w.message) for w in caught)
 
 
 def _offered(table, joint):

@@ -34,6 +34,8 @@ A world file is YAML with one schema::
                                        # the two surfaces')
         restitution: 0.5               # e (default: the ground's)
         enabled: true                  # false: they pass through each other
+    self_collision: true               # a robot's links touch one another (default false;
+                                       # with a contact ground)
 
 :func:`load_world` reads and checks it (every error names the file and the entry, e.g.
 ``objects[1].shape``) into a :class:`World`, whose :meth:`World.urdf` is one URDF
@@ -116,6 +118,7 @@ class World:
     objects: list = field(default_factory=list)
     where: str = 'world'
     contact_pairs: list = field(default_factory=list)   # ros_vi.urdf.contacts.ContactPair
+    self_collision: bool = False       # a robot's own links touch (with a contact ground)
 
     def urdf(self):
         """The whole scene as one URDF description (module doc)."""
@@ -177,12 +180,14 @@ class World:
     def setup_options(self):
         """The keywords of :func:`ros_vi.simulation.setup_robot` that put the world in its
         initial state: ``initial_joints``, ``initial_positions``, ``initial_velocities``
-        (:meth:`initial_state`; a config given only a velocity starts at 0)."""
+        (:meth:`initial_state`; a config given only a velocity starts at 0), and
+        ``self_collision``."""
         positions, velocities = self.initial_state()
         names = list(dict.fromkeys(list(positions) + list(velocities)))
         return dict(initial_joints=names,
                     initial_positions=[positions.get(n, 0.0) for n in names],
-                    initial_velocities=[velocities.get(n, 0.0) for n in names])
+                    initial_velocities=[velocities.get(n, 0.0) for n in names],
+                    self_collision=self.self_collision)
 
 
 def solid_inertia(shape, size, mass):
@@ -233,7 +238,8 @@ def load_world(source):
     except yaml.YAMLError as exc:
         raise WorldError('%s: not YAML: %s' % (where, str(exc).splitlines()[0])) from None
     data = {} if data is None else data
-    _keys(data, ('gravity', 'ground', 'robots', 'objects', 'contacts'), where, '')
+    _keys(data, ('gravity', 'ground', 'robots', 'objects', 'contacts', 'self_collision'),
+          where, '')
     gravity = _numbers(data.get('gravity', (0.0, 0.0, -9.81)), 3, where, 'gravity')
     ground = data.get('ground', None)
     if ground is not None and ground is not False:
@@ -254,8 +260,12 @@ def load_world(source):
         ground = float(_numbers([ground.get('height', 0.0)], 1, where, 'ground.height')[0])
     else:
         ground, friction, restitution = None, None, 0.0
+    self_collision = data.get('self_collision', False)
+    if not isinstance(self_collision, bool):
+        raise WorldError('%s: self_collision must be true or false, got %r'
+                         % (where, self_collision))
     world = World(gravity=gravity, ground=ground, ground_friction=friction,
-                  ground_restitution=restitution, where=where)
+                  ground_restitution=restitution, where=where, self_collision=self_collision)
     names = set()
     for k, entry in enumerate(_list(data.get('robots', []), where, 'robots')):
         robot = _robot(entry, where, 'robots[%d]' % k, base_dir)

@@ -37,13 +37,14 @@ from .robot import URDFRobot
 from .ros2_control import (ComponentInterfaces, InterfaceSpec, JointControl,
                            Ros2ControlBlock)
 from .shapes import Shape, link_geometry
-from .contacts import body_contacts, ground_contacts, surface_friction
+from .contacts import body_contacts, disabled_collisions, ground_contacts, surface_friction
 from .tolerance import Quirk, URDFWarning
 from .xacro import xacro_to_urdf
 
 __all__ = ['import_urdf', 'import_urdf_file', 'load_urdf_text', 'xacro_to_urdf',
            'URDFError', 'URDFParseError', 'URDFSecurityError', 'URDFRobot', 'JointInfo',
            'Quirk', 'URDFWarning', 'Shape', 'link_geometry', 'ground_contacts', 'body_contacts',
+           'disabled_collisions',
            'surface_friction',
            'Ros2ControlBlock',
            'ComponentInterfaces', 'InterfaceSpec', 'JointControl',

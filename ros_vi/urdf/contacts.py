@@ -22,15 +22,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.spatial
 
-from ..mechanics.contact import (SphereOnBox, SphereOnCapsule, SphereOnCylinder,
+from ..mechanics.contact import (ContactSet, SphereOnBox, SphereOnCapsule, SphereOnCylinder,
                                  SphereOnHull, SphereOnPlane)
 from .errors import URDFError
 from .parse import parse_xml
 from .tolerance import URDFWarning
 from .shapes import link_geometry
 
-__all__ = ['ContactPair', 'GROUND', 'body_contacts', 'check_pairs', 'ground_contacts',
-           'surface_friction']
+__all__ = ['ContactPair', 'GROUND', 'body_contacts', 'check_pairs', 'disabled_collisions',
+           'ground_contacts', 'surface_friction']
 
 
 #: the name the ground plane goes by in a :class:`ContactPair`
@@ -232,11 +232,48 @@ def _assemblies(description):
     return out
 
 
-def body_contacts(system, friction=1.0, restitution=0.0, pairs=None):
+# [m]: two links of one robot closer than this at the start do not touch each other: the
+# small links nested around a robot's joints (a hip's yaw, roll and pitch links, two
+# joints apart) meet exactly there, and their contacts would only fight the joints
+SELF_CLEARANCE = 0.01
+
+
+def _bodies(description):
+    """``(body, parent)``: {link: the link its rigid body is named by} (links joined by
+    fixed joints are one body, named by its top link) and {body: the body it hangs from
+    by a moving joint} (absent for a root)."""
+    root = parse_xml(description, 'URDF')
+    up = {}
+    for joint in root.findall('joint'):
+        p, c = joint.find('parent'), joint.find('child')
+        if p is not None and c is not None:
+            up[c.get('link')] = (p.get('link'), joint.get('type') == 'fixed')
+    body = {}
+    for link in (l.get('name') for l in root.findall('link')):
+        top = link
+        while top in up and up[top][1]:
+            top = up[top][0]
+        body[link] = top
+    parent = {b: body.get(up[b][0], up[b][0]) for b in set(body.values()) if b in up}
+    return body, parent
+
+
+def disabled_collisions(description):
+    """The pairs of links (frozensets of two names, unprefixed) a description's
+    ``<disable_collisions link1="a" link2="b"/>`` elements exclude from self-collision
+    (MoveIt's SRDF element, read from the URDF or an SRDF text alike)."""
+    root = parse_xml(description, 'URDF or SRDF')
+    return {frozenset((e.get('link1'), e.get('link2')))
+            for e in root.findall('disable_collisions')
+            if e.get('link1') and e.get('link2')}
+
+
+def body_contacts(system, friction=1.0, restitution=0.0, pairs=None, self_collision=False,
+                  q=None, disabled=()):
     """Add to ``system`` the contacts between the collision geometry of different robots
     and objects of every imported description (``system.urdf_robots``): those hung from a
     root link ``world`` on their own joints, as a world file's robots and objects are (a
-    description with another root is one robot, and gets none).  Returns them: every
+    description with another root is one robot).  Returns them: every
     sphere, box corner, capsule end sphere, cylinder rim point and mesh hull vertex (as
     :func:`ground_contacts` takes them; a cylinder's rims against boxes and meshes only,
     whose faces are flat) of one against every box, sphere, capsule, cylinder and mesh (its
@@ -246,13 +283,46 @@ def body_contacts(system, friction=1.0, restitution=0.0, pairs=None):
     with the friction of the two surfaces (the smaller of their Gazebo ``mu1``/``mu2``,
     each defaulting to ``friction``) and coefficient of restitution ``restitution``, or as
     the rules of ``pairs`` (a list of :class:`ContactPair`) set them for two links.  Pairs
-    of links both welded to the world are left out; contact within one robot
-    (self-collision) is not added.  A mesh that cannot be read, or is flat, is no target."""
+    of links both welded to the world are left out.  A mesh that cannot be read, or is
+    flat, is no target.
+
+    With ``self_collision`` the links of one robot touch one another too, except (as
+    MoveIt's collision matrix leaves them out): links of one rigid body (joined by fixed
+    joints) and of two bodies joined by a joint (adjacent), the pairs of ``disabled``
+    (frozensets of two link names, unprefixed: :func:`disabled_collisions`) and of the
+    description's own ``<disable_collisions>`` elements, and the pairs in collision or
+    closer than :data:`SELF_CLEARANCE` at the configuration ``q`` (nQ,; default
+    ``system.q``: the robot's initial one): links nested around joints, which MoveIt's
+    sampling finds always (or never) in collision.  A pair left out with a
+    rule (``enabled: false``) is out either way."""
+    system.hold_structure_changes()         # one structure update for all of them
+    try:
+        added = _body_contacts(system, friction, restitution, pairs, self_collision,
+                               disabled)
+    finally:
+        system.resume_structure_changes()
+    mine = [c for c in added if c.mine]
+    if mine:
+        # the robots' own pairs in collision at the start are left out
+        touching = _in_collision(system, mine, q)
+        system.remove_contacts(touching)
+        gone = {id(c) for c in touching}
+        added = [c for c in added if id(c) not in gone]
+    for c in added:
+        del c.mine
+    return added
+
+
+def _body_contacts(system, friction, restitution, pairs, self_collision, disabled):
+    """:func:`body_contacts`' contacts, each marked ``mine`` (a pair of one robot's
+    links)."""
     added = []
     for robot in getattr(system, 'urdf_robots', []):
         shapes = link_geometry(robot.description, 'collision', base_dir=robot.base_dir)
         surfaces = surface_friction(robot.description)
         assembly = _assemblies(robot.description)
+        body, parent = _bodies(robot.description)
+        off = set(disabled) | disabled_collisions(robot.description)
         frames = {s.link: robot.link_frame(s.link) for s in shapes}
         moves = {link: bool(system.model.frame_anc[system.frames.index(f)].any())
                  for link, f in frames.items()}
@@ -264,14 +334,22 @@ def body_contacts(system, friction=1.0, restitution=0.0, pairs=None):
                 v = None if points is None else np.array([p for p, _, _ in points])
                 flat = v is None or np.linalg.matrix_rank(v - v.mean(axis=0)) < 3
                 hulls[id(target)] = None if flat else v
+
+        def apart(a, b):
+            # two links of one robot that may touch (self_collision): docstring
+            ba, bb = body[a], body[b]
+            return (self_collision and ba != bb and parent.get(ba) != bb
+                    and parent.get(bb) != ba and frozenset((a, b)) not in off)
+
         for shape in shapes:
             points = _points(shape)
             if points is None:
                 continue
             for target in shapes:
+                same = assembly[target.link] == assembly[shape.link]
                 if (target.type not in ('box', 'sphere', 'capsule', 'cylinder', 'mesh')
                         or hulls.get(id(target), 0) is None
-                        or assembly[target.link] == assembly[shape.link]
+                        or (same and not apart(shape.link, target.link))
                         or not (moves[shape.link] or moves[target.link])):
                     continue
                 on, mu, e = _pair_rule(pairs, robot.prefix + shape.link,
@@ -282,28 +360,40 @@ def body_contacts(system, friction=1.0, restitution=0.0, pairs=None):
                 for centre, radius, rim in points if on else ():
                     if rim is not None and target.type not in ('box', 'mesh'):
                         continue    # a rim's nearest point is to a flat face's plane
-                    name = '%s%s_on_%s_%d' % (robot.prefix, shape.link, target.link,
-                                              len(added))
-                    common = dict(radius=radius, offset=centre, friction=mu, name=name,
-                                  restitution=e, rim=rim)
-                    if target.type == 'box':
-                        added.append(SphereOnBox(system, frames[shape.link],
-                                                 frames[target.link], target.size,
-                                                 box_pose=target.origin, **common))
-                    elif target.type == 'mesh':
-                        added.append(SphereOnHull(system, frames[shape.link],
-                                                  frames[target.link], hulls[id(target)],
-                                                  **common))
-                    elif target.type == 'cylinder':
-                        added.append(SphereOnCylinder(system, frames[shape.link],
-                                                      frames[target.link],
-                                                      float(target.radius),
-                                                      0.5 * float(target.length),
-                                                      cylinder_pose=target.origin, **common))
-                    else:
-                        half = 0.5 * float(target.length) if target.type == 'capsule' else 0.0
-                        added.append(SphereOnCapsule(system, frames[shape.link],
-                                                     frames[target.link], float(target.radius),
-                                                     half, capsule_pose=target.origin,
-                                                     **common))
+                    added.append(_touching(system, robot, shape, target, frames, hulls,
+                                           centre, radius, rim, mu, e, len(added)))
+                    added[-1].mine = same
     return added
+
+
+def _in_collision(system, contacts, q):
+    """The contacts of ``contacts`` whose pair of links has one closer than
+    :data:`SELF_CLEARANCE` to its plane at ``q`` (nQ,; default ``system.q``)."""
+    geometry = ContactSet(system, contacts)
+    q = system.q if q is None else np.asarray(q, dtype=float)
+    geometry.select(q)
+    pair = [frozenset((c.frame.name, c.plane_frame.name)) for c in contacts]
+    hit = {p for p, g in zip(pair, geometry.gaps(q)) if g < SELF_CLEARANCE}
+    return [c for c, p in zip(contacts, pair) if p in hit]
+
+
+def _touching(system, robot, shape, target, frames, hulls, centre, radius, rim, mu, e, n):
+    """The contact of the point (sphere, rim) ``centre``, ``radius``, ``rim`` of
+    ``shape``'s link with the shape ``target`` of another link, named with number
+    ``n``."""
+    name = '%s%s_on_%s_%d' % (robot.prefix, shape.link, target.link, n)
+    common = dict(radius=radius, offset=centre, friction=mu, name=name, restitution=e,
+                  rim=rim)
+    frame, other = frames[shape.link], frames[target.link]
+    if target.type == 'box':
+        return SphereOnBox(system, frame, other, target.size, box_pose=target.origin,
+                           **common)
+    if target.type == 'mesh':
+        return SphereOnHull(system, frame, other, hulls[id(target)], **common)
+    if target.type == 'cylinder':
+        return SphereOnCylinder(system, frame, other, float(target.radius),
+                                0.5 * float(target.length), cylinder_pose=target.origin,
+                                **common)
+    half = 0.5 * float(target.length) if target.type == 'capsule' else 0.0
+    return SphereOnCapsule(system, frame, other, float(target.radius), half,
+                           capsule_pose=target.origin, **common)
