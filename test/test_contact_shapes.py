@@ -316,3 +316,54 @@ contacts:
                          ('[ground]', 'between must be two names')):
         with pytest.raises(ValueError, match=message):
             Simulation.from_world(world.replace('[ghost, ground]', bad))
+
+
+def test_a_rim_holds_to_the_box_face_it_is_farthest_outside_of():
+    """A rim against a box holds to the face whose plane its nearest point is farthest
+    outside of (max over faces of min over the rim of the height), a lower bound on their
+    distance that is the distance itself across a face: a disc (radius 0.065 m) 2 cm off
+    the side of a thin plate (0.03 x 0.08 x 0.16 m) is 2 cm from it, whichever face it was
+    held to before (the face nearest its last touching point, the thin one's, would put
+    its far side 8 cm past that face's plane); sampled rims agree at random poses."""
+    import ros_vi as trep
+    from ros_vi.contact import SphereOnBox
+    from ros_vi.mechanics import FreeJoint
+    s = trep.System()
+    disc = FreeJoint(s.world_frame, 'disc')
+    disc.body.set_inertia(1.0, np.eye(3))
+    half = np.array([0.015, 0.04, 0.08])
+    radius, axis = 0.065, np.array([0.0, 1.0, 0.0])
+    SphereOnBox(s, disc.body, s.world_frame, 2 * half, rim=(axis, radius), name='disc_plate')
+    geometry = ContactSet(s)
+    beside = np.zeros(6)
+    beside[0] = 0.2                     # off the thin +x face first
+    geometry.select(beside)
+    assert geometry.face[0] == 1
+    facing = np.zeros(6)
+    facing[1] = half[1] + 0.02          # the disc's plane 2 cm off the +y face
+    geometry.select(facing)
+    assert geometry.face[0] == 3
+    assert abs(geometry.gaps(facing)[0] - 0.02) <= 1e-15
+
+    # every face's plane against 20000 points of the rim
+    angles = np.linspace(0.0, 2 * np.pi, 20000, endpoint=False)
+    normals = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]],
+                       dtype=float)
+    heights = np.abs(normals) @ half
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        q = np.concatenate([rng.uniform(-0.15, 0.15, 3), rng.uniform(-np.pi, np.pi, 3)])
+        geometry.select(q)
+        gap = geometry.gaps(q)[0]
+        R, P, _ = geometry._poses(q)
+        f = s.frames.index(disc.body)
+        w = R[f] @ axis
+        u = np.cross(w, [1.0, 0.0, 0.0] if abs(w[0]) < 0.9 else [0.0, 1.0, 0.0])
+        u /= np.linalg.norm(u)
+        v = np.cross(w, u)
+        rim = P[f] + radius * (np.outer(np.cos(angles), u) + np.outer(np.sin(angles), v))
+        bound = (rim @ normals.T - heights).min(axis=0).max()
+        assert abs(gap - bound) <= 1e-6
+        # and never more than the rim's distance to the box
+        outside = np.maximum(np.abs(rim) - half, 0.0)
+        assert gap <= np.sqrt((outside ** 2).sum(axis=1)).min() + 1e-9

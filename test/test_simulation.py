@@ -369,6 +369,29 @@ def test_failed_tick_holds_state_without_nan(monkeypatch):
     assert sim.tick().ok and sim.last_error is None
 
 
+def test_a_failed_tick_restarts_where_it_began_without_rechecking_it(monkeypatch):
+    """A retry restarts at the tick's start as the integrator accepted it: a start a fresh
+    check would refuse (here a ball 1e-9 m into the ground, within a solver's tolerance of
+    it) is held, not turned into a ValueError escaping the tick."""
+    sim = Simulation.from_world('ground: {height: 0.0, friction: 0.5}\n'
+                                'objects:\n'
+                                '  - {name: ball, shape: {sphere: 0.1}, mass: 1.0,\n'
+                                '     pose: {xyz: [0, 0, 0.1]}}\n', rate=100.0)
+    q = sim.mvi.q2.copy()
+    q[2] -= 1e-9
+    with pytest.raises(ValueError, match="ball_ground_0"):
+        sim.mvi.initialize_from_state(sim.t, q, np.zeros(6))
+    sim.mvi.initialize_from_state(sim.t, q, np.zeros(6), check=False)
+
+    def broken(t2, *args, **kwargs):
+        raise ConvergenceError('solver broke')
+    monkeypatch.setattr(sim.mvi, 'step', broken)
+    r = sim.tick()
+    assert not r.ok and 'state held' in r.error and 'solver broke' in r.error
+    np.testing.assert_array_equal(sim.mvi.q2, q)
+    assert sim.t == pytest.approx(0.01, abs=1e-15)
+
+
 def test_real_nonconvergence_is_held():
     """One Newton iteration is not enough for a falling 7-DOF arm: with the VI's own
     subdivision switched off (it would find the step in 2**k substeps) every refinement of

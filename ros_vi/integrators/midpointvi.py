@@ -223,9 +223,6 @@ class MidpointVI:
             raise ValueError('max_subdivisions must be an integer >= 0, got %r'
                              % (max_subdivisions,))
         self.max_subdivisions = int(max_subdivisions)
-        # a start must lie within the limits and off the contacts' planes (except for the
-        # perturbed starts of the second derivatives' differences)
-        self._start_checked = True
         system.add_structure_changed_func(self._structure_updated)
         self._structure_updated()
 
@@ -501,12 +498,18 @@ class MidpointVI:
         return (self._q2[nd:] - self._q1[nd:]) / (self._t2 - self._t1)
 
     # ------------------------------------------------------------------ initialisation
-    def initialize_from_state(self, t1, q1, p1, lambda1=None):
-        """Start from time t1 [s], configuration q1 (nQ,) and discrete momentum p1 (nQd,)."""
+    def initialize_from_state(self, t1, q1, p1, lambda1=None, check=True):
+        """Start from time t1 [s], configuration q1 (nQ,) and discrete momentum p1 (nQd,).
+
+        q1 must lie within the limits and off the contacts' planes (ValueError naming the
+        config or contact) unless ``check`` is False: for a state the integrator itself
+        accepted (a retry from a tick's start, which a fresh choice of faces and rim points
+        may see past a plane by the solver's tolerance), and the perturbed starts of the
+        second derivatives' differences."""
         q1 = _vector(q1, self.nq, 'q1')
         p1 = _vector(p1, self.nd, 'p1')
         lam = np.zeros(self.nc) if lambda1 is None else _vector(lambda1, self.nc, 'lambda1')
-        if self._start_checked:
+        if check:
             self._check_limits(q1, 'q1')
             self._check_contacts(q1, 'q1')
         self._t1 = self._t2 = float(t1)
@@ -1140,7 +1143,6 @@ class MidpointVI:
         cuts = np.cumsum([nq, nd, nu])
         scratch = MidpointVI(system, tolerance=self.tolerance, fast=False,
                              max_subdivisions=0, min_iterations=2, limits=self._limits)
-        scratch._start_checked = False
         scratch._general.frozen = ({int(i): float(self._q2[i]) for i in self._held},
                                    self._general.last_mode.copy())
         nX = x.size
@@ -1154,7 +1156,7 @@ class MidpointVI:
             q1, p1, u1, k2 = np.split(xj, cuts)
             if charts is not None:
                 charts.set_attitudes(before)
-            scratch.initialize_from_state(self._t1, q1, p1, self._lambda1)
+            scratch.initialize_from_state(self._t1, q1, p1, self._lambda1, check=False)
             # the Newton start and slide direction of the step's own contacts
             g, nominal = scratch._general, self._general
             g.contact_impulse[:], g.slide_hint[:] = nominal.contact_impulse, nominal.slide_hint

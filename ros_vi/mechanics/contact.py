@@ -214,7 +214,8 @@ class SphereOnBox(SphereOnPlane):
     The box is held by one of its faces at a time: the one whose plane the sphere's centre
     is farthest outside of (``max_i |l_i| - h_i`` with l the centre in the box's axes, h
     the half sizes: the signed distance for a centre facing a face, a lower bound on it
-    elsewhere; past a face's plane the centre is inside).  Each step chooses it at the
+    elsewhere; past a face's plane the centre is inside; for a ``rim``, the face whose
+    plane its nearest point is farthest outside of).  Each step chooses it at the
     step's start and holds the sphere off that face's plane through the step, as a
     :class:`SphereOnPlane` carried by ``box_frame``.  Exact for the corners of one box
     resting or sliding on the faces of another; an edge crossing an edge is not seen (a
@@ -520,6 +521,9 @@ class ContactSet:
         self.rim_centre = self.offset[self.rims].copy()
         self.rim_axis = np.array([self.contacts[m].rim[0] for m in self.rims]).reshape(-1, 3)
         self.rim_radius = np.array([self.contacts[m].rim[1] for m in self.rims], dtype=float)
+        # each contact's index in :attr:`rims` (-1: not a rim)
+        self.rim_of = np.full(k, -1, dtype=np.int64)
+        self.rim_of[self.rims] = np.arange(self.rims.shape[0])
         # the rims whose touching point a step holds (RIM_FLAT: chosen by select)
         self.rim_held = np.zeros(self.rims.shape[0], dtype=bool)
         if self.rims.shape[0]:
@@ -606,6 +610,23 @@ class ContactSet:
         # how far the centre is outside each face's plane (in the plane frame)
         bases, points = self.face_bases[j], self.face_points[j]
         outside = np.einsum('kfi,ki->kf', bases[:, :, 0], local) - self.face_height[j]
+        ring = np.flatnonzero(self.rim_of[m] >= 0)
+        if ring.shape[0]:
+            # a rim: how far its point nearest each face's plane is outside it (the
+            # centre's height less rim_radius |n_perp|); the largest of these is a lower
+            # bound on the rim's distance to the solid, where the nearest point to one
+            # plane alone may lie far beyond that face (a rim wider than a thin box)
+            r, mr = self.rim_of[m[ring]], m[ring]
+            f, b = self.frame[mr], self.plane_frame[mr]
+            centre = np.einsum('kij,kj->ki', R[f], self.rim_centre[r]) + P[f]
+            centre = np.einsum('kji,kj->ki', R[b], centre - P[b])
+            axis = np.einsum('kji,kj->ki', R[b],
+                             np.einsum('kij,kj->ki', R[f], self.rim_axis[r]))
+            normal = bases[ring, :, 0]
+            along = np.einsum('kfi,ki->kf', normal, axis)
+            across = np.sqrt(np.maximum(0.0, 1.0 - along * along))
+            outside[ring] = (np.einsum('kfi,ki->kf', normal, centre)
+                             - self.face_height[j][ring] - self.rim_radius[r, None] * across)
         face = np.argmax(outside, axis=1)
         self.face[j] = face
         rows = np.arange(m.shape[0])

@@ -554,10 +554,12 @@ class Simulation:
 
     def _restart_at(self, t, q, p, attitudes):
         """Put the integrator at time t [s], configuration q (nQ,) and momentum p (nQd,),
-        with q's free-joint angles in the charts ``attitudes`` (None: no free joints)."""
+        with q's free-joint angles in the charts ``attitudes`` (None: no free joints): a
+        state the integrator accepted, so not checked again (a retry must not fail where
+        the tick began)."""
         if attitudes is not None:
             self.system.free_charts.set_attitudes(attitudes)
-        self.mvi.initialize_from_state(t, q, p)
+        self.mvi.initialize_from_state(t, q, p, check=False)
 
     def tick(self):
         """Advance one tick (dt) with the current effective command; returns TickResult.
