@@ -139,6 +139,45 @@ def test_a_box_sliding_on_a_box_decelerates_by_its_friction():
                        and m != 'open') == {'slide'}
 
 
+CRATE_AND_BALL = """
+ground: {height: 0.0, friction: 0.5}
+objects:
+  - {name: crate, shape: {box: [0.3, 0.2, 0.1]}, mass: 2.0, pose: {xyz: [0, 0, 0.05]},
+     twist: {linear: [0.5, 0, 0]}}
+  - {name: ball, shape: {sphere: 0.05}, mass: 0.5, pose: {xyz: [0, 0, 0.15]},
+     twist: {linear: [0.5, 0, 0]}}
+"""
+
+
+def test_a_crate_sliding_on_the_ground_carries_a_rolling_ball_by_the_closed_form():
+    """A 2 kg crate sliding at 0.5 m/s on the ground (mu = 0.5) with a 0.5 kg solid ball
+    resting on it: the ball rolls on the crate (its contact sticks) while the crate's four
+    lower corners slide, so the crate slows at a = mu g (m_c + m_b) / (m_c + 2/7 m_b) and
+    the ball at 2/7 a (its friction on the crate, 2/7 m_b a, pushes the crate on); both
+    positions follow x = v0 t - a t^2 / 2 to 1e-12 m until the crate stops, flat.  (The
+    ball's friction direction turns with rounding at its zero slip: a solve that stalls
+    there is retried with it sticking.)"""
+    sim = Simulation.from_world(CRATE_AND_BALL, rate=500.0)
+    a = 0.5 * G * 2.5 / (2.0 + 2.0 / 7.0 * 0.5)
+    stop = 0.5 / a
+    modes = dict(zip((c.name for c in sim.system.contacts), sim.mvi.contact_modes))
+    k = 0
+    while (k + 2) / 500.0 < stop:
+        k += 1
+        assert sim.tick().ok
+        t = k / 500.0
+        poses = world_poses(sim)
+        assert abs(poses['crate'][1][0] - (0.5 * t - 0.5 * a * t * t)) <= 1e-12, t
+        assert abs(poses['ball'][1][0] - (0.5 * t - 0.5 * 2.0 / 7.0 * a * t * t)) <= 1e-12, t
+        assert abs(poses['crate'][1][2] - 0.05) <= 1e-12
+        assert abs(poses['ball'][1][2] - 0.15) <= 1e-12
+        modes = dict(zip((c.name for c in sim.system.contacts), sim.mvi.contact_modes))
+        assert [modes['crate_ground_%d' % n] for n in (0, 2, 4, 6)] == ['slide'] * 4
+        assert [m for name, m in modes.items() if name.startswith('ball_on_crate')
+                and m != 'open'] == ['stick']
+    assert k >= 40
+
+
 def test_a_stack_of_five_boxes_stands_for_a_minute():
     """examples/box_stack.py (worlds/stack.yaml), 60 s at 100 Hz: no failed step, no
     corner moves more than 1e-6 m after the landing, no gap below -1e-8 m, and each box

@@ -32,7 +32,7 @@ from .acceptance import A_TIME, check_root, new_anchor
 from ..mechanics.contact import ContactSet
 from .newton import (ARMIJO, BACKTRACK, CHORD_MARGIN, COMPLIANCE, CONE_SLACK, CONTACT_TOLERANCE,
                      GAP_SLACK, LIMIT_SLACK, MAX_BACKOFF, MAX_BACKTRACKS, OPEN, REUSE_DT, ROUNDING,
-                     SLIDE, SLIDE_GROUP, SLIP_FLOOR, SLIP_REST, SLIP_SCALE, STAGNATION,
+                     SLIDE, SLIDE_GROUP, SLIP_FLOOR, SLIP_REST, SLIP_SCALE, SLIP_STALL, STAGNATION,
                      STAGNATION_FACTOR, STALLED, STALL_ACCEPT, STICK, WAKE_GAP,
                      extrapolation_order)
 
@@ -620,8 +620,14 @@ class GeneralStep:
             for i, bound in self.fixed.items():
                 guess[i] = bound
             start = np.concatenate([lam[:nc], self._multipliers(impulses)])
-            delta, p2, lam2, its, linearised = self._solve_fixed(
-                guess, start, max_iterations, tolerance, min_iterations)
+            try:
+                delta, p2, lam2, its, linearised = self._solve_fixed(
+                    guess, start, max_iterations, tolerance, min_iterations)
+            except RootNotFound as exc:
+                iterations += exc.iterations
+                if frozen is not None or not self._stick_stalled():
+                    raise
+                continue
             iterations += its
             # the limit impulse holding each fixed config: minus its row of the residual
             gamma = np.zeros(nd)
@@ -663,6 +669,19 @@ class GeneralStep:
         raise RootNotFound('joint limits and contacts: no consistent set of configs at '
                            'their bounds and contacts sticking, sliding or open after %d '
                            'solves' % solves, iterations)
+
+    def _stick_stalled(self):
+        """After a solve that found no root: the sliding contacts (not held at the cone's
+        edge) whose slip at its last iterate is below :data:`SLIP_STALL` stick, and their
+        impulses are re-solved (a ball resting on a box that slides: the ball's
+        friction direction turns with rounding there).  Returns True if any did."""
+        nd = self.system.nQd
+        still = [m for m in np.flatnonzero(self.mode == SLIDE)
+                 if m not in self.edge and m not in self.stopped
+                 and np.hypot(*(self.slip1[m, :, :nd] @ self.delta[:nd])) <= SLIP_STALL]
+        self.mode[still] = STICK
+        self.stopped.update(still)
+        return bool(still)
 
     def _wake(self, q2):
         """The broad phase: the contacts the solve from the guess ``q2`` (nQ,) evaluates

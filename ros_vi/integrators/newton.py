@@ -62,6 +62,10 @@ CONE_SLACK = 1e-9
 SLIP_FLOOR = 1e-14
 SLIP_SCALE = 1e-11
 SLIP_REST = 1e-13
+# a solve that stalls with sliding contacts whose slip at its last iterate is below this
+# [m] is retried with them sticking: near zero slip a sliding contact's friction turns
+# with rounding (its direction's derivative grows as 1/slip) and Newton cannot settle it
+SLIP_STALL = 1e-8
 # of the sticking contacts out of their cones, those at least this fraction of the worst
 # (friction over mu gamma) slide first: a box stopped on another by a stick trial loads the
 # ground under that one too, but only the box on top should slide
