@@ -652,8 +652,11 @@ class GeneralStep:
             impulses = self._impulses(delta, lam2[nc:])
             if self.contacts:
                 self._check_dormant(q)
-            if frozen is None:
-                changed = self._update_modes(delta, impulses, tolerance) or changed
+            if frozen is None and not changed:
+                # one kind of change per solve, the limits' first: a limit released and a
+                # contact closed at once can cycle (a limp quadruped's foot closing,
+                # sliding and opening with its calf joints taking turns at their limits)
+                changed = self._update_modes(delta, impulses, tolerance)
             if not changed:
                 # p2 = D2Ld on every config: the limits' impulse is part of the step's
                 self.impulse = self.impulse + gamma
